@@ -1,0 +1,25 @@
+//! # zeppelin-ring
+//!
+//! The one arithmetic core of Zeppelin, shared by the BFV device client, the SEAL adapter and
+//! the OpenFHE-exact EvalMult engine. `no_std`, no allocator (the `alloc` feature adds
+//! run-time-sized NTT tables for servers).
+//!
+//! - [`Modulus`]: a prime `q < 2^30` with constant-time 32-bit Montgomery arithmetic.
+//! - [`NttTable`], [`NttView`], [`NttBackend`]: the negacyclic NTT (SEAL's and OpenFHE's
+//!   evaluation map, see [`ntt`]) with interchangeable backends; [`Ntt`] is the one chosen
+//!   for the target.
+//! - [`ct`]: the masks every constant-time choice is made of.
+#![no_std]
+#![deny(unsafe_code)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+pub mod ct;
+mod error;
+pub mod modulus;
+pub mod ntt;
+
+pub use error::RingError;
+pub use modulus::Modulus;
+pub use ntt::{Ntt, NttBackend, NttTable, NttView, Portable};

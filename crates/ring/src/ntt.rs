@@ -1,0 +1,384 @@
+//! Negacyclic number-theoretic transforms over `Z_q[x]/(x^n + 1)`.
+//!
+//! # The evaluation map
+//!
+//! Let `ψ` be the **smallest** primitive `2n`-th root of unity mod `q` and `br(j)` the
+//! `log2(n)`-bit reversal of `j`. The forward transform takes coefficients in natural order
+//! and returns the evaluations
+//!
+//! ```text
+//! â[j] = a(ψ^(2·br(j) + 1)) mod q,    j = 0..n
+//! ```
+//!
+//! This is the convention of Microsoft SEAL and of OpenFHE (Cooley–Tukey with bit-reversed
+//! output), so secret keys and evaluation-domain ciphertexts can be exchanged with both
+//! without permutation. The transform is exact and unscaled: [`NttBackend::inverse`] returns
+//! the original coefficients in `[0, q)`, the factor `n^-1` included.
+//!
+//! Twiddles are kept in Montgomery form, so every butterfly multiplies with one Montgomery
+//! product and data never leave normal form.
+
+use crate::error::RingError;
+use crate::modulus::Modulus;
+
+/// Largest supported ring degree.
+pub const MAX_DEGREE: usize = 1 << 17;
+
+/// Borrowed view of an NTT table: what every backend needs, independent of where the
+/// table is stored (a `static` array in flash on a device, a `Vec` on a server).
+#[derive(Clone, Copy, Debug)]
+pub struct NttView<'a> {
+    /// The modulus.
+    pub modulus: Modulus,
+    /// `log2(n)`.
+    pub log_n: u32,
+    /// `forward[k] = ψ^br(k) · 2^32 mod q` for `k = 1..n` (index 0 unused).
+    pub forward: &'a [u32],
+    /// `inverse[k] = ψ^-br(k) · 2^32 mod q` for `k = 1..n` (index 0 unused).
+    pub inverse: &'a [u32],
+    /// `n^-1 · 2^32 mod q`.
+    pub n_inv_mont: u32,
+    /// The smallest primitive `2n`-th root of unity `ψ`, in normal form.
+    pub psi: u32,
+}
+
+impl NttView<'_> {
+    /// The ring degree `n`.
+    #[inline(always)]
+    pub const fn degree(&self) -> usize {
+        1 << self.log_n
+    }
+
+    /// Checks that `len` is the ring degree.
+    #[inline]
+    pub const fn check_len(&self, len: usize) -> Result<(), RingError> {
+        if len == self.degree() {
+            Ok(())
+        } else {
+            Err(RingError::LengthMismatch {
+                expected: self.degree(),
+                found: len,
+            })
+        }
+    }
+}
+
+/// An NTT implementation. Backends differ in speed, never in results: each one is tested
+/// bit for bit against [`Portable`].
+pub trait NttBackend {
+    /// A short name for reports and benchmarks.
+    const NAME: &'static str;
+
+    /// In place: coefficients in natural order, each `< q`, to evaluations (see the module
+    /// documentation for the map), each `< q`.
+    fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError>;
+
+    /// In place: evaluations, each `< q`, back to coefficients in natural order, each `< q`.
+    fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError>;
+
+    /// `out[i] = a[i]·b[i] mod q` (evaluation-domain product); all inputs `< q`.
+    fn pointwise_mul(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        out: &mut [u32],
+    ) -> Result<(), RingError>;
+
+    /// `acc[i] = acc[i] + a[i]·b[i] mod q`; all inputs `< q`.
+    fn pointwise_mul_add(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        acc: &mut [u32],
+    ) -> Result<(), RingError>;
+}
+
+/// NTT tables for one prime and one degree, generic over storage: `[u32; N]` arrays built
+/// at compile time for devices, or `Vec<u32>` (feature `alloc`) for servers.
+///
+/// ```
+/// use zeppelin_ring::{Ntt, NttBackend, NttTable};
+/// // Built at compile time, lives in flash.
+/// static TABLE: NttTable<[u32; 8]> = match NttTable::new_array(17) {
+///     Ok(t) => t,
+///     Err(_) => panic!("17 is NTT-friendly for n = 8"),
+/// };
+/// let mut a = [1, 2, 3, 4, 5, 6, 7, 8];
+/// Ntt::forward(&TABLE.view(), &mut a).unwrap();
+/// Ntt::inverse(&TABLE.view(), &mut a).unwrap();
+/// assert_eq!(a, [1, 2, 3, 4, 5, 6, 7, 8]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct NttTable<S> {
+    modulus: Modulus,
+    log_n: u32,
+    forward: S,
+    inverse: S,
+    n_inv_mont: u32,
+    psi: u32,
+}
+
+impl<S: AsRef<[u32]>> NttTable<S> {
+    /// The borrowed view every backend takes.
+    #[inline(always)]
+    pub fn view(&self) -> NttView<'_> {
+        NttView {
+            modulus: self.modulus,
+            log_n: self.log_n,
+            forward: self.forward.as_ref(),
+            inverse: self.inverse.as_ref(),
+            n_inv_mont: self.n_inv_mont,
+            psi: self.psi,
+        }
+    }
+
+    /// The modulus.
+    pub const fn modulus(&self) -> &Modulus {
+        &self.modulus
+    }
+
+    /// The ring degree `n`.
+    pub const fn degree(&self) -> usize {
+        1 << self.log_n
+    }
+
+    /// The smallest primitive `2n`-th root of unity the table is built on.
+    pub const fn psi(&self) -> u32 {
+        self.psi
+    }
+}
+
+impl<const N: usize> NttTable<[u32; N]> {
+    /// Builds the table for prime `q` and degree `N` in a `const` context.
+    pub const fn new_array(q: u32) -> Result<Self, RingError> {
+        let (modulus, log_n, psi) = match check_params(q, N) {
+            Ok(p) => p,
+            Err(e) => return Err(e),
+        };
+        let mut forward = [0u32; N];
+        let mut inverse = [0u32; N];
+        fill_twiddles(&modulus, log_n, psi, &mut forward, &mut inverse);
+        Ok(Self {
+            modulus,
+            log_n,
+            forward,
+            inverse,
+            n_inv_mont: n_inv_mont(&modulus, N),
+            psi,
+        })
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl NttTable<alloc::vec::Vec<u32>> {
+    /// Builds the table for prime `q` and a degree chosen at run time.
+    pub fn new_vec(q: u32, n: usize) -> Result<Self, RingError> {
+        let (modulus, log_n, psi) = check_params(q, n)?;
+        let mut forward = alloc::vec![0u32; n];
+        let mut inverse = alloc::vec![0u32; n];
+        fill_twiddles(&modulus, log_n, psi, &mut forward, &mut inverse);
+        Ok(Self {
+            modulus,
+            log_n,
+            forward,
+            inverse,
+            n_inv_mont: n_inv_mont(&modulus, n),
+            psi,
+        })
+    }
+}
+
+const fn check_params(q: u32, n: usize) -> Result<(Modulus, u32, u32), RingError> {
+    if n < 2 || n > MAX_DEGREE || !n.is_power_of_two() {
+        return Err(RingError::DegreeNotSupported { degree: n });
+    }
+    let modulus = match Modulus::new(q) {
+        Ok(m) => m,
+        Err(e) => return Err(e),
+    };
+    if (q as u64 - 1) % (2 * n as u64) != 0 {
+        return Err(RingError::NotNttFriendly {
+            modulus: q,
+            degree: n,
+        });
+    }
+    let psi = smallest_primitive_root(&modulus, n);
+    Ok((modulus, n.trailing_zeros(), psi))
+}
+
+const fn n_inv_mont(modulus: &Modulus, n: usize) -> u32 {
+    // n divides q - 1, so n is invertible; q - (q-1)/n is its inverse.
+    let q = modulus.value();
+    modulus.to_mont(q - (q - 1) / n as u32)
+}
+
+/// The smallest primitive `2n`-th root of unity mod `q`, for `q ≡ 1 mod 2n` prime.
+pub const fn smallest_primitive_root(modulus: &Modulus, n: usize) -> u32 {
+    let q = modulus.value();
+    let two_n = 2 * n as u64;
+    // Any element x with x^n = -1 after raising to (q-1)/2n has order exactly 2n.
+    let mut g = 2;
+    let mut root = 0;
+    while g < q {
+        let candidate = modulus.pow(g, (q as u64 - 1) / two_n);
+        if modulus.pow(candidate, n as u64) == q - 1 {
+            root = candidate;
+            break;
+        }
+        g += 1;
+    }
+    // The primitive 2n-th roots are exactly the odd powers of one of them.
+    let square = modulus.mul(root, root);
+    let mut smallest = root;
+    let mut power = root;
+    let mut k = 1;
+    while k < n {
+        power = modulus.mul(power, square);
+        if power < smallest {
+            smallest = power;
+        }
+        k += 1;
+    }
+    smallest
+}
+
+const fn fill_twiddles(
+    modulus: &Modulus,
+    log_n: u32,
+    psi: u32,
+    forward: &mut [u32],
+    inverse: &mut [u32],
+) {
+    let n = 1usize << log_n;
+    let psi_inv = match modulus.inv(psi) {
+        Some(v) => v,
+        None => 0, // unreachable: psi is a unit
+    };
+    let mut power = 1u32;
+    let mut power_inv = 1u32;
+    let mut i = 0;
+    while i < n {
+        let slot = bit_reverse(i, log_n);
+        forward[slot] = modulus.to_mont(power);
+        inverse[slot] = modulus.to_mont(power_inv);
+        power = modulus.mul(power, psi);
+        power_inv = modulus.mul(power_inv, psi_inv);
+        i += 1;
+    }
+}
+
+/// The `bits`-bit reversal of `i`.
+#[inline(always)]
+pub const fn bit_reverse(i: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        i.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// The portable backend: plain Rust, Harvey-style lazy butterflies with values kept below
+/// `4q`, Montgomery twiddles, masked reductions. The reference all other backends match.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Portable;
+
+impl NttBackend for Portable {
+    const NAME: &'static str = "portable";
+
+    fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+        table.check_len(a.len())?;
+        let m = &table.modulus;
+        let q = m.value();
+        let two_q = 2 * q;
+        let n = a.len();
+        let mut half = n;
+        let mut groups = 1;
+        while groups < n {
+            half >>= 1;
+            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let w = table.forward[groups + group];
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    // x < 4q on entry; bring it below 2q so the sum stays below 4q.
+                    let u = crate::ct::reduce_once(*x, two_q);
+                    let v = m.mont_mul_lazy(*y, w);
+                    *x = u + v;
+                    *y = u + two_q - v;
+                }
+            }
+            groups <<= 1;
+        }
+        for x in a.iter_mut() {
+            *x = crate::ct::reduce_once(crate::ct::reduce_once(*x, two_q), q);
+        }
+        Ok(())
+    }
+
+    fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+        table.check_len(a.len())?;
+        let m = &table.modulus;
+        let q = m.value();
+        let two_q = 2 * q;
+        let n = a.len();
+        let mut half = 1;
+        let mut groups = n >> 1;
+        while groups >= 1 {
+            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let w = table.inverse[groups + group];
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    // Both below 2q on entry and on exit.
+                    let (u, v) = (*x, *y);
+                    *x = crate::ct::reduce_once(u + v, two_q);
+                    *y = m.mont_mul_lazy(u + two_q - v, w);
+                }
+            }
+            half <<= 1;
+            groups >>= 1;
+        }
+        for x in a.iter_mut() {
+            *x = m.mont_mul(*x, table.n_inv_mont);
+        }
+        Ok(())
+    }
+
+    fn pointwise_mul(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        out: &mut [u32],
+    ) -> Result<(), RingError> {
+        check_same_len(out.len(), a.len())?;
+        check_same_len(out.len(), b.len())?;
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = modulus.mul(x, y);
+        }
+        Ok(())
+    }
+
+    fn pointwise_mul_add(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        acc: &mut [u32],
+    ) -> Result<(), RingError> {
+        check_same_len(acc.len(), a.len())?;
+        check_same_len(acc.len(), b.len())?;
+        for ((o, &x), &y) in acc.iter_mut().zip(a).zip(b) {
+            *o = modulus.add(*o, modulus.mul(x, y));
+        }
+        Ok(())
+    }
+}
+
+/// The backend chosen for this target: the fastest one available, [`Portable`] otherwise.
+pub type Ntt = Portable;
+
+#[inline]
+fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(RingError::LengthMismatch { expected, found })
+    }
+}
