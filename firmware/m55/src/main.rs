@@ -1,0 +1,56 @@
+//! Zeppelin on the emulated Cortex-M55 (QEMU `mps3-an547`): on-target tests with PASS/FAIL
+//! lines, then measurements (instructions retired under QEMU `-icount shift=0`, stack
+//! high-water marks). The exit status is the number of failures (0: all passed).
+#![no_std]
+#![no_main]
+
+mod harness;
+mod meter;
+mod ring_tests;
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+use harness::Harness;
+use zeppelin_ring::Portable;
+
+static mut SCRATCH: [u32; ring_tests::N] = [0; ring_tests::N];
+static mut EXPECT: [u32; ring_tests::N] = [0; ring_tests::N];
+
+#[entry]
+fn main() -> ! {
+    let mut core = match cortex_m::Peripherals::take() {
+        Some(p) => p,
+        None => fail_hard("core peripherals already taken"),
+    };
+    meter::start_systick(&mut core.SYST);
+    let mut h = Harness::default();
+    // SAFETY: single-threaded firmware, no interrupts; the only references to these buffers.
+    let (scratch, expect) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(SCRATCH),
+            &mut *core::ptr::addr_of_mut!(EXPECT),
+        )
+    };
+    ring_tests::run::<Portable>(&mut h, scratch, expect);
+
+    hprintln!("RESULT {} passed, {} failed", h.passed, h.failed);
+    if h.failed == 0 {
+        debug::exit(debug::EXIT_SUCCESS);
+    } else {
+        debug::exit(debug::EXIT_FAILURE);
+    }
+    loop {}
+}
+
+fn fail_hard(why: &str) -> ! {
+    hprintln!("FAIL harness: {}", why);
+    debug::exit(debug::EXIT_FAILURE);
+    loop {}
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("FAIL panic: {}", info);
+    debug::exit(debug::EXIT_FAILURE);
+    loop {}
+}
