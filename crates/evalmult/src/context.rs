@@ -1,0 +1,199 @@
+//! The RNS parameter set: ring dimension, tower moduli and their NTT tables, validated.
+
+use zeppelin_ring::{Modulus, NttTable, NttView};
+
+use crate::error::{EvalMultError, Result};
+
+/// Smallest ring dimension the engine accepts.
+pub const MIN_RING_DIM: usize = 16;
+/// Largest ring dimension the engine accepts.
+pub const MAX_RING_DIM: usize = 1 << 17;
+/// Most towers the engine accepts.
+pub const MAX_TOWERS: usize = 64;
+
+/// Ring dimension `n` and `L` distinct NTT-friendly primes `q_i < 2^30` (`q_i ≡ 1 mod 2n`),
+/// each with OpenFHE's NTT table (smallest primitive `2n`-th root, bit-reversed evaluations).
+///
+/// ```
+/// use zeppelin_evalmult::RnsContext;
+/// let ctx = RnsContext::new(4096, &[1_061_093_377, 1_042_145_281]).unwrap();
+/// assert_eq!(ctx.towers(), 2);
+/// // 1_000_000_007 is prime but not 1 mod 8192: rejected with a typed error.
+/// assert!(RnsContext::new(4096, &[1_000_000_007]).is_err());
+/// ```
+#[derive(Clone, Debug)]
+pub struct RnsContext {
+    ring_dim: usize,
+    moduli: Vec<Modulus>,
+    tables: Vec<NttTable<Vec<u32>>>,
+}
+
+impl RnsContext {
+    /// Validates the parameters and builds the NTT tables.
+    pub fn new(ring_dim: usize, moduli: &[u32]) -> Result<Self> {
+        if !ring_dim.is_power_of_two() || !(MIN_RING_DIM..=MAX_RING_DIM).contains(&ring_dim) {
+            return Err(EvalMultError::RingDimension {
+                ring_dim,
+                min: MIN_RING_DIM,
+                max: MAX_RING_DIM,
+            });
+        }
+        if moduli.is_empty() || moduli.len() > MAX_TOWERS {
+            return Err(EvalMultError::TowerCount {
+                count: moduli.len(),
+                max: MAX_TOWERS,
+            });
+        }
+        for (second, &q) in moduli.iter().enumerate() {
+            if let Some(first) = moduli[..second].iter().position(|&p| p == q) {
+                return Err(EvalMultError::DuplicateModulus {
+                    modulus: q,
+                    first,
+                    second,
+                });
+            }
+        }
+        let tables = moduli
+            .iter()
+            .enumerate()
+            .map(|(tower, &q)| {
+                NttTable::new_vec(q, ring_dim)
+                    .map_err(|source| EvalMultError::Modulus { tower, source })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            ring_dim,
+            moduli: tables.iter().map(|t| *t.modulus()).collect(),
+            tables,
+        })
+    }
+
+    /// The ring dimension `n`.
+    pub fn ring_dim(&self) -> usize {
+        self.ring_dim
+    }
+
+    /// The number of towers `L` (also the number of BV digits).
+    pub fn towers(&self) -> usize {
+        self.moduli.len()
+    }
+
+    /// Residues in one RNS polynomial: `L·n`.
+    pub fn poly_len(&self) -> usize {
+        self.ring_dim * self.moduli.len()
+    }
+
+    /// The tower moduli.
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.moduli
+    }
+
+    /// The tower moduli as plain integers.
+    pub fn moduli_values(&self) -> Vec<u32> {
+        self.moduli.iter().map(Modulus::value).collect()
+    }
+
+    /// The NTT table of tower `k`.
+    pub fn table(&self, tower: usize) -> NttView<'_> {
+        self.tables[tower].view()
+    }
+
+    /// The smallest primitive `2n`-th root of unity of each tower (what OpenFHE uses).
+    pub fn roots(&self) -> Vec<u32> {
+        self.tables.iter().map(NttTable::psi).collect()
+    }
+
+    /// Checks that `poly` is a tower-major RNS polynomial of this context with every residue
+    /// reduced; `what` names it in the error.
+    pub fn check_poly(&self, what: &str, poly: &[u32]) -> Result<()> {
+        if poly.len() != self.poly_len() {
+            return Err(EvalMultError::shape(
+                what,
+                self.poly_len(),
+                poly.len(),
+                "residues",
+            ));
+        }
+        for (tower, (residues, m)) in poly
+            .chunks_exact(self.ring_dim)
+            .zip(&self.moduli)
+            .enumerate()
+        {
+            let q = m.value();
+            // Branch-free maximum first (vectorizes); locate the culprit only on failure.
+            if residues.iter().fold(0u32, |acc, &v| acc.max(v)) >= q {
+                let index = residues.iter().position(|&v| v >= q).unwrap_or(0);
+                return Err(EvalMultError::ResidueOutOfRange {
+                    what: what.to_owned(),
+                    tower,
+                    index,
+                    value: residues[index],
+                    modulus: q,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A two-component ciphertext in OpenFHE's EVALUATION format: each component is `L·n`
+/// residues, tower-major.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ciphertext {
+    /// Component 0.
+    pub c0: Vec<u32>,
+    /// Component 1.
+    pub c1: Vec<u32>,
+}
+
+impl Ciphertext {
+    /// Checks both components against `ctx`.
+    pub fn check(&self, ctx: &RnsContext, what: &str) -> Result<()> {
+        ctx.check_poly(&format!("{what}.c0"), &self.c0)?;
+        ctx.check_poly(&format!("{what}.c1"), &self.c1)
+    }
+}
+
+/// OpenFHE's BV relinearization key with `digitSize = 0`: one pair `(a_i, b_i)` per tower
+/// `i`, each an evaluation-format RNS polynomial; it carries the ring dimension and moduli it
+/// was generated for, so a key for other parameters is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RelinKey {
+    /// Ring dimension the key was generated for.
+    pub ring_dim: usize,
+    /// Moduli the key was generated for, in tower order.
+    pub moduli: Vec<u32>,
+    /// `a_i`, one per digit.
+    pub a: Vec<Vec<u32>>,
+    /// `b_i`, one per digit.
+    pub b: Vec<Vec<u32>>,
+}
+
+impl RelinKey {
+    /// Checks that the key belongs to `ctx`: same ring and moduli, one pair per tower, every
+    /// residue reduced.
+    pub fn check(&self, ctx: &RnsContext) -> Result<()> {
+        if self.ring_dim != ctx.ring_dim() || self.moduli != ctx.moduli_values() {
+            return Err(EvalMultError::KeyMismatch {
+                ring_dim: ctx.ring_dim(),
+                moduli: ctx.moduli_values(),
+                key_ring_dim: self.ring_dim,
+                key_moduli: self.moduli.clone(),
+            });
+        }
+        for (name, part) in [("relin key a", &self.a), ("relin key b", &self.b)] {
+            if part.len() != ctx.towers() {
+                return Err(EvalMultError::shape(
+                    name,
+                    ctx.towers(),
+                    part.len(),
+                    "digits",
+                ));
+            }
+            for (i, poly) in part.iter().enumerate() {
+                ctx.check_poly(&format!("{name}_{i}"), poly)?;
+            }
+        }
+        Ok(())
+    }
+}

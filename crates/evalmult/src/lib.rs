@@ -1,0 +1,19 @@
+//! # zeppelin-evalmult
+//!
+//! OpenFHE 1.5.1-exact BGVRNS `EvalMult` with BV relinearization (`digitSize = 0`), batched,
+//! on the shared arithmetic core `zeppelin-ring`: the capability of the pynq_butterfly FPGA
+//! accelerator in software, with the digit decomposition the FPGA left to the host done
+//! inside the engine.
+//!
+//! - [`reference`]: the plain, unbatched algorithm (the yardstick).
+//! - [`Engine`]: the batched engine (coefficient-major key reuse, all cores).
+//! - [`vectors`]: directories of OpenFHE test vectors (`shared/vectors/README.md`).
+#![forbid(unsafe_code)]
+
+mod context;
+mod error;
+pub mod reference;
+pub mod vectors;
+
+pub use context::{Ciphertext, RelinKey, RnsContext, MAX_RING_DIM, MAX_TOWERS, MIN_RING_DIM};
+pub use error::{EvalMultError, Result};

@@ -1,0 +1,296 @@
+//! Directories in the layout of `shared/vectors/README.md`: `manifest.json`, `evk_a_i.bin`,
+//! `evk_b_i.bin`, and per pair `k`: `ctk_x0.bin`, `ctk_x1.bin`, `ctk_y0.bin`, `ctk_y1.bin`,
+//! optionally `ctk_tensor2.bin`, `ctk_relin0.bin`, `ctk_relin1.bin`. Every `.bin` is
+//! `towers × ring_dim` little-endian `u32` residues, tower-major, EVALUATION format.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::context::{Ciphertext, RelinKey, RnsContext};
+use crate::error::{EvalMultError, Result};
+
+/// Largest batch a manifest may announce (keeps a hostile manifest from sizing allocations).
+pub const MAX_BATCH: usize = 1 << 16;
+
+/// The fields of `manifest.json` the engine needs (others are ignored).
+#[derive(Clone, Debug, Deserialize)]
+pub struct Manifest {
+    /// Ring dimension `n`.
+    pub ring_dim: usize,
+    /// Number of towers.
+    pub towers: usize,
+    /// Number of BV digits (equals `towers` with `digitSize = 0`).
+    pub digits: usize,
+    /// Number of ciphertext pairs.
+    pub batch: usize,
+    /// Tower moduli.
+    pub moduli: Vec<u32>,
+    /// OpenFHE's root of unity per tower, when given; checked against ours.
+    #[serde(default)]
+    pub roots: Option<Vec<u32>>,
+}
+
+/// A loaded vector directory.
+#[derive(Clone, Debug)]
+pub struct VectorSet {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The validated parameters.
+    pub context: RnsContext,
+    /// The relinearization key.
+    pub key: RelinKey,
+    /// The input pairs `(x, y)`.
+    pub pairs: Vec<(Ciphertext, Ciphertext)>,
+    /// `ctk_tensor2.bin` for each pair, when present.
+    pub tensor2: Option<Vec<Vec<u32>>>,
+    /// `(ctk_relin0.bin, ctk_relin1.bin)` for each pair, when present.
+    pub expected: Option<Vec<Ciphertext>>,
+}
+
+fn manifest_error(path: &Path, reason: impl Into<String>) -> EvalMultError {
+    EvalMultError::Manifest {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Reads and validates `manifest.json` of `dir` and builds the context.
+pub fn read_manifest(dir: &Path) -> Result<(Manifest, RnsContext)> {
+    let path = dir.join("manifest.json");
+    let text = fs::read_to_string(&path).map_err(|source| EvalMultError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let manifest: Manifest =
+        serde_json::from_str(&text).map_err(|e| manifest_error(&path, e.to_string()))?;
+    if manifest.towers != manifest.moduli.len() {
+        return Err(manifest_error(
+            &path,
+            format!(
+                "towers = {} but {} moduli",
+                manifest.towers,
+                manifest.moduli.len()
+            ),
+        ));
+    }
+    if manifest.digits != manifest.towers {
+        return Err(manifest_error(
+            &path,
+            format!(
+                "digits = {} but BV with digitSize 0 has one digit per tower ({})",
+                manifest.digits, manifest.towers
+            ),
+        ));
+    }
+    if manifest.batch == 0 || manifest.batch > MAX_BATCH {
+        return Err(manifest_error(
+            &path,
+            format!("batch {} outside [1, {MAX_BATCH}]", manifest.batch),
+        ));
+    }
+    let context = RnsContext::new(manifest.ring_dim, &manifest.moduli)?;
+    if let Some(roots) = &manifest.roots {
+        if *roots != context.roots() {
+            return Err(manifest_error(
+                &path,
+                format!(
+                    "roots {roots:?} are not the smallest primitive 2n-th roots {:?} this engine (and OpenFHE) uses",
+                    context.roots()
+                ),
+            ));
+        }
+    }
+    Ok((manifest, context))
+}
+
+/// Reads one `.bin` RNS polynomial and validates it against `ctx`.
+pub fn read_poly(ctx: &RnsContext, path: &Path) -> Result<Vec<u32>> {
+    let bytes = fs::read(path).map_err(|source| EvalMultError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let poly = poly_from_le_bytes(ctx, &path.display().to_string(), &bytes)?;
+    Ok(poly)
+}
+
+/// Decodes `towers × ring_dim` little-endian `u32` residues and validates them.
+pub fn poly_from_le_bytes(ctx: &RnsContext, what: &str, bytes: &[u8]) -> Result<Vec<u32>> {
+    let expected = ctx.poly_len() * 4;
+    if bytes.len() != expected {
+        return Err(EvalMultError::shape(what, expected, bytes.len(), "bytes"));
+    }
+    let poly: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    ctx.check_poly(what, &poly)?;
+    Ok(poly)
+}
+
+/// Encodes residues as little-endian `u32`.
+pub fn poly_to_le_bytes(poly: &[u32]) -> Vec<u8> {
+    poly.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+fn optional(path: &Path) -> bool {
+    path.is_file()
+}
+
+impl VectorSet {
+    /// Loads and validates a vector directory.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let (manifest, context) = read_manifest(dir)?;
+        let mut a = Vec::with_capacity(manifest.digits);
+        let mut b = Vec::with_capacity(manifest.digits);
+        for i in 0..manifest.digits {
+            a.push(read_poly(&context, &dir.join(format!("evk_a_{i}.bin")))?);
+            b.push(read_poly(&context, &dir.join(format!("evk_b_{i}.bin")))?);
+        }
+        let key = RelinKey {
+            ring_dim: manifest.ring_dim,
+            moduli: manifest.moduli.clone(),
+            a,
+            b,
+        };
+        let mut pairs = Vec::with_capacity(manifest.batch);
+        for k in 0..manifest.batch {
+            let read = |suffix: &str| read_poly(&context, &dir.join(format!("ct{k}_{suffix}.bin")));
+            let x = Ciphertext {
+                c0: read("x0")?,
+                c1: read("x1")?,
+            };
+            let y = Ciphertext {
+                c0: read("y0")?,
+                c1: read("y1")?,
+            };
+            pairs.push((x, y));
+        }
+        let all_present = |suffixes: &[&str]| {
+            (0..manifest.batch).all(|k| {
+                suffixes
+                    .iter()
+                    .all(|s| optional(&dir.join(format!("ct{k}_{s}.bin"))))
+            })
+        };
+        let tensor2 = if all_present(&["tensor2"]) {
+            Some(
+                (0..manifest.batch)
+                    .map(|k| read_poly(&context, &dir.join(format!("ct{k}_tensor2.bin"))))
+                    .collect::<Result<Vec<_>>>()?,
+            )
+        } else {
+            None
+        };
+        let expected = if all_present(&["relin0", "relin1"]) {
+            Some(
+                (0..manifest.batch)
+                    .map(|k| {
+                        Ok(Ciphertext {
+                            c0: read_poly(&context, &dir.join(format!("ct{k}_relin0.bin")))?,
+                            c1: read_poly(&context, &dir.join(format!("ct{k}_relin1.bin")))?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+            )
+        } else {
+            None
+        };
+        Ok(Self {
+            manifest,
+            context,
+            key,
+            pairs,
+            tensor2,
+            expected,
+        })
+    }
+}
+
+/// Writes `OUT/ctk_relin0.bin` and `OUT/ctk_relin1.bin` for every result. Each file is
+/// written to a temporary name and renamed, so a failure leaves no half-written file.
+pub fn write_results(out: &Path, results: &[Ciphertext]) -> Result<()> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| EvalMultError::Io { path, source }
+    };
+    fs::create_dir_all(out).map_err(io(out))?;
+    for (k, ct) in results.iter().enumerate() {
+        for (component, poly) in [(0, &ct.c0), (1, &ct.c1)] {
+            let path = out.join(format!("ct{k}_relin{component}.bin"));
+            let tmp: PathBuf = out.join(format!(".ct{k}_relin{component}.bin.tmp"));
+            let mut file = fs::File::create(&tmp).map_err(io(&tmp))?;
+            file.write_all(&poly_to_le_bytes(poly)).map_err(io(&tmp))?;
+            file.sync_all().map_err(io(&tmp))?;
+            drop(file);
+            fs::rename(&tmp, &path).map_err(io(&path))?;
+        }
+    }
+    Ok(())
+}
+
+/// One residue that differs from the expected output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Pair index `k`.
+    pub pair: usize,
+    /// Component (0 or 1).
+    pub component: usize,
+    /// Tower.
+    pub tower: usize,
+    /// Coefficient within the tower.
+    pub index: usize,
+    /// What we computed.
+    pub got: u32,
+    /// What the file holds.
+    pub expected: u32,
+}
+
+/// Comparison of results against expected outputs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Residues compared.
+    pub compared: usize,
+    /// Total number of differing residues.
+    pub mismatches: usize,
+    /// The first few differences (at most [`CheckReport::MAX_LISTED`]).
+    pub first: Vec<Mismatch>,
+}
+
+impl CheckReport {
+    /// How many mismatches are listed individually.
+    pub const MAX_LISTED: usize = 16;
+}
+
+/// Compares residue for residue.
+pub fn compare(ring_dim: usize, results: &[Ciphertext], expected: &[Ciphertext]) -> CheckReport {
+    let mut report = CheckReport::default();
+    for (pair, (got, want)) in results.iter().zip(expected).enumerate() {
+        for (component, (g, w)) in [(&got.c0, &want.c0), (&got.c1, &want.c1)]
+            .into_iter()
+            .enumerate()
+        {
+            for (j, (&gv, &wv)) in g.iter().zip(w.iter()).enumerate() {
+                report.compared += 1;
+                if gv != wv {
+                    report.mismatches += 1;
+                    if report.first.len() < CheckReport::MAX_LISTED {
+                        report.first.push(Mismatch {
+                            pair,
+                            component,
+                            tower: j / ring_dim,
+                            index: j % ring_dim,
+                            got: gv,
+                            expected: wv,
+                        });
+                    }
+                }
+            }
+            report.mismatches += g.len().abs_diff(w.len());
+        }
+    }
+    report.mismatches += results.len().abs_diff(expected.len());
+    report
+}

@@ -1,0 +1,48 @@
+//! The OpenFHE 1.5.1 vectors (`shared/vectors/openfhe-bv-n4096-l4-b2`), residue for residue.
+//! The directory is found beside the repository (`../../../shared/vectors` from this crate),
+//! or at `$ZEPPELIN_VECTORS`; a missing directory fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use zeppelin_evalmult::reference;
+use zeppelin_evalmult::vectors::VectorSet;
+
+fn vector_dir() -> PathBuf {
+    let root = std::env::var_os("ZEPPELIN_VECTORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
+        });
+    let dir = root.join("openfhe-bv-n4096-l4-b2");
+    assert!(
+        dir.join("manifest.json").is_file(),
+        "OpenFHE vectors not found at {} (set ZEPPELIN_VECTORS to the shared/vectors directory)",
+        dir.display()
+    );
+    dir
+}
+
+fn load() -> VectorSet {
+    VectorSet::load(&vector_dir()).unwrap()
+}
+
+#[test]
+fn manifest_roots_are_ours() {
+    let set = load();
+    assert_eq!(Some(set.context.roots()), set.manifest.roots);
+    assert_eq!(set.pairs.len(), 2);
+}
+
+#[test]
+fn reference_reproduces_tensor2_and_relin() {
+    let set = load();
+    let tensor2 = set.tensor2.as_ref().expect("ctk_tensor2.bin present");
+    let expected = set.expected.as_ref().expect("ctk_relin*.bin present");
+    for (k, (x, y)) in set.pairs.iter().enumerate() {
+        let out = reference::eval_mult(&set.context, &set.key, x, y).unwrap();
+        assert_eq!(out.tensor.c2, tensor2[k], "tensor2 of pair {k}");
+        assert_eq!(out.relin.c0, expected[k].c0, "relin0 of pair {k}");
+        assert_eq!(out.relin.c1, expected[k].c1, "relin1 of pair {k}");
+    }
+}
