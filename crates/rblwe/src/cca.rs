@@ -1,0 +1,447 @@
+//! Fujisaki-Okamoto style CCA2 wrapper (deterministic re-encryption, implicit rejection).
+//!
+//! Encryption of a message `m` (`n/8` bytes) under `pk`, with `hpk = H(pk)`:
+//! 1. `v <- {0,1}^n` from the pool;
+//! 2. `(e1, e2, e3) = Coins(v, m, hpk)`;
+//! 3. `(c1, c2) = CPA.Enc(pk, v; e1, e2, e3)`;
+//! 4. `c3 = m XOR G(v, hpk)`;
+//! 5. `c4 = Tag(v, m, hpk, c1, c2, c3)`.
+//!
+//! Decryption recovers `v'` by CPA decryption (plain or masked), `m' = c3 XOR G(v', hpk)`,
+//! re-encrypts deterministically and compares all of `(c1, c2, c3, c4)`. A mismatch yields
+//! the pseudorandom message `R(z, H(C))` (implicit rejection: no validity flag is exposed);
+//! only internal failures (TRNG, detected faults) return errors.
+//!
+//! Every hash is SHA-256 or HKDF-SHA256 with its own label (`zeppelin-rblwe/v1/...`) and the
+//! parameter set's name as HKDF info, so the functions are domain-separated. The byte layout
+//! is this crate's own (not ML-KEM's). As in the paper, the wrapper is not backed by a
+//! formal proof, and Set 2's 2^-10 failure rate makes it unsuitable there.
+
+use hkdf::HkdfExtract;
+use rand_core::TryCryptoRng;
+use sha2::{Digest, Sha256};
+use zeroize::Zeroize;
+
+use crate::cpa::{
+    self, check_len, diff_forward, diff_reverse, eq_mask, read_poly, Ciphertext, CpaDecryptor,
+    PublicKey, SecretKey,
+};
+use crate::masked::MaskedSecretKey;
+use crate::params::{ByteArray, ParamSet};
+use crate::{Countermeasures, EntropyPool, Error, PublicParameter};
+
+const LABEL_HPK: &[u8] = b"zeppelin-rblwe/v1/H/public-key";
+const LABEL_HCT: &[u8] = b"zeppelin-rblwe/v1/H/ciphertext";
+const LABEL_G: &[u8] = b"zeppelin-rblwe/v1/G/message-mask";
+const LABEL_COINS: &[u8] = b"zeppelin-rblwe/v1/H/coins";
+const LABEL_TAG: &[u8] = b"zeppelin-rblwe/v1/HH/tag";
+const LABEL_REJECT: &[u8] = b"zeppelin-rblwe/v1/R/implicit-rejection";
+
+/// HKDF-SHA256 with `salt = label`, `ikm = parts[0] || parts[1] || ...`, `info = set name`.
+fn kdf<P: ParamSet>(label: &[u8], parts: &[&[u8]], out: &mut [u8]) -> Result<(), Error> {
+    let mut extract = HkdfExtract::<Sha256>::new(Some(label));
+    for part in parts {
+        extract.input_ikm(part);
+    }
+    let (_, hk) = extract.finalize();
+    hk.expand(P::NAME.as_bytes(), out)
+        .map_err(|_| Error::Internal {
+            what: "HKDF output length",
+        })
+}
+
+fn hash_public_key<P: ParamSet>(pk: &PublicKey<P>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(LABEL_HPK);
+    h.update(P::NAME.as_bytes());
+    h.update(pk.a.as_ref());
+    h.update(pk.p.as_ref());
+    h.finalize().into()
+}
+
+/// A CCA2 key pair.
+pub type KeyPair<P, K> = (CcaPublicKey<P>, CcaSecretKey<P, K>);
+
+/// A CCA2 public key: the CPA key and its hash.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct CcaPublicKey<P: ParamSet> {
+    pk: PublicKey<P>,
+    hpk: [u8; 32],
+}
+
+impl<P: ParamSet> CcaPublicKey<P> {
+    /// Serialized size (`a || p`).
+    pub const BYTES: usize = 2 * P::N;
+
+    /// Wraps a CPA public key.
+    pub fn new(pk: PublicKey<P>) -> Self {
+        let hpk = hash_public_key(&pk);
+        Self { pk, hpk }
+    }
+
+    /// Reads `a || p`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        Ok(Self::new(PublicKey::from_bytes(bytes)?))
+    }
+
+    /// Serializes as `a || p`.
+    pub fn to_bytes(&self) -> P::Wide {
+        self.pk.to_bytes()
+    }
+
+    /// The underlying CPA public key.
+    pub fn cpa(&self) -> &PublicKey<P> {
+        &self.pk
+    }
+}
+
+/// A CCA2 secret key: a CPA decryptor `K` (plain [`SecretKey`] or [`MaskedSecretKey`]),
+/// the public key for re-encryption, and the implicit-rejection secret `z`.
+pub struct CcaSecretKey<P: ParamSet, K: CpaDecryptor<P> = SecretKey<P>> {
+    key: K,
+    pk: PublicKey<P>,
+    hpk: [u8; 32],
+    z: [u8; 32],
+}
+
+impl<P: ParamSet, K: CpaDecryptor<P>> Drop for CcaSecretKey<P, K> {
+    fn drop(&mut self) {
+        self.z.zeroize();
+    }
+}
+
+impl<P: ParamSet, K: CpaDecryptor<P>> core::fmt::Debug for CcaSecretKey<P, K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("CcaSecretKey(..)")
+    }
+}
+
+impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
+    /// Serialized size: `r2 (n/8) || z (32) || a || p (2n)`.
+    pub const BYTES: usize = P::N / 8 + 32 + 2 * P::N;
+
+    /// Serializes as `r2 || z || a || p` into `out` ([`Self::BYTES`] bytes). Secret material:
+    /// the caller should zeroize the copy.
+    pub fn write_bytes(&self, out: &mut [u8]) -> Result<(), Error> {
+        check_len("CCA secret key output buffer", out, Self::BYTES)?;
+        let (r2, rest) = out.split_at_mut(P::N / 8);
+        self.key.write_bytes(r2)?;
+        let (z, pk) = rest.split_at_mut(32);
+        z.copy_from_slice(&self.z);
+        pk.copy_from_slice(self.pk.to_bytes().as_ref());
+        Ok(())
+    }
+
+    /// Reads `r2 || z || a || p`, validating lengths, coefficient ranges and the secret's
+    /// structure.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        check_len("CCA secret key", bytes, Self::BYTES)?;
+        let (r2, rest) = bytes.split_at(P::N / 8);
+        let (z, pk) = rest.split_at(32);
+        let key = SecretKey::from_bytes(r2)?;
+        let pk = PublicKey::from_bytes(pk)?;
+        let mut zz = [0u8; 32];
+        zz.copy_from_slice(z);
+        let hpk = hash_public_key(&pk);
+        Ok(Self {
+            key,
+            pk,
+            hpk,
+            z: zz,
+        })
+    }
+
+    /// The same key with its secret split into fresh arithmetic shares (masked decryption).
+    pub fn to_masked<R: TryCryptoRng, const CAP: usize>(
+        &self,
+        pool: &mut EntropyPool<R, CAP>,
+    ) -> Result<CcaSecretKey<P, MaskedSecretKey<P>>, Error> {
+        Ok(CcaSecretKey {
+            key: MaskedSecretKey::from_secret_key(&self.key, pool)?,
+            pk: self.pk.clone(),
+            hpk: self.hpk,
+            z: self.z,
+        })
+    }
+}
+
+impl<P: ParamSet, K: CpaDecryptor<P>> CcaSecretKey<P, K> {
+    /// The matching public key.
+    pub fn public_key(&self) -> CcaPublicKey<P> {
+        CcaPublicKey {
+            pk: self.pk.clone(),
+            hpk: self.hpk,
+        }
+    }
+}
+
+/// A CCA2 ciphertext `(c1, c2, c3, c4)`: `n + n + n/8 + n/8` bytes.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct CcaCiphertext<P: ParamSet> {
+    ct: Ciphertext<P>,
+    c3: P::Bits,
+    c4: P::Bits,
+}
+
+impl<P: ParamSet> CcaCiphertext<P> {
+    /// Serialized size: `c1 || c2 || c3 || c4`.
+    pub const BYTES: usize = 2 * P::N + 2 * (P::N / 8);
+
+    /// Serializes into `out` ([`Self::BYTES`] bytes).
+    pub fn write_bytes(&self, out: &mut [u8]) -> Result<(), Error> {
+        check_len("CCA ciphertext output buffer", out, Self::BYTES)?;
+        let n = P::N;
+        let b = P::N / 8;
+        out[..n].copy_from_slice(self.ct.c1.as_ref());
+        out[n..2 * n].copy_from_slice(self.ct.c2.as_ref());
+        out[2 * n..2 * n + b].copy_from_slice(self.c3.as_ref());
+        out[2 * n + b..].copy_from_slice(self.c4.as_ref());
+        Ok(())
+    }
+
+    /// Reads `c1 || c2 || c3 || c4` (length and coefficient ranges checked).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        check_len("CCA ciphertext", bytes, Self::BYTES)?;
+        let n = P::N;
+        let b = P::N / 8;
+        let mut c3 = P::Bits::zeroed();
+        let mut c4 = P::Bits::zeroed();
+        c3.as_mut().copy_from_slice(&bytes[2 * n..2 * n + b]);
+        c4.as_mut().copy_from_slice(&bytes[2 * n + b..]);
+        Ok(Self {
+            ct: Ciphertext {
+                c1: read_poly::<P>("CCA ciphertext (c1)", &bytes[..n])?,
+                c2: read_poly::<P>("CCA ciphertext (c2)", &bytes[n..2 * n])?,
+            },
+            c3,
+            c4,
+        })
+    }
+
+    fn hash(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(LABEL_HCT);
+        h.update(P::NAME.as_bytes());
+        h.update(self.ct.c1.as_ref());
+        h.update(self.ct.c2.as_ref());
+        h.update(self.c3.as_ref());
+        h.update(self.c4.as_ref());
+        h.finalize().into()
+    }
+}
+
+/// CCA2 key generation over CPA key generation (with its fault hardening per `C`), plus
+/// the implicit-rejection secret `z`.
+pub fn keygen<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    a: &PublicParameter<P>,
+    pool: &mut EntropyPool<R, CAP>,
+) -> Result<KeyPair<P, SecretKey<P>>, Error> {
+    let (pk, key) = cpa::keygen::<P, C, R, CAP>(a, pool)?;
+    finish_keygen(pk, key, pool)
+}
+
+/// CCA2 key generation in the shared-key build (see [`MaskedSecretKey::keygen`]).
+pub fn keygen_masked<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    a: &PublicParameter<P>,
+    pool: &mut EntropyPool<R, CAP>,
+) -> Result<KeyPair<P, MaskedSecretKey<P>>, Error> {
+    let (pk, key) = MaskedSecretKey::keygen::<C, R, CAP>(a, pool)?;
+    finish_keygen(pk, key, pool)
+}
+
+fn finish_keygen<P: ParamSet, K: CpaDecryptor<P>, R: TryCryptoRng, const CAP: usize>(
+    pk: PublicKey<P>,
+    key: K,
+    pool: &mut EntropyPool<R, CAP>,
+) -> Result<KeyPair<P, K>, Error> {
+    let mut z = [0u8; 32];
+    pool.fill(&mut z)?; // on failure `key` is dropped (and zeroized)
+    let hpk = hash_public_key(&pk);
+    let sk = CcaSecretKey {
+        key,
+        pk: pk.clone(),
+        hpk,
+        z,
+    };
+    z.zeroize();
+    Ok((CcaPublicKey { pk, hpk }, sk))
+}
+
+/// Deterministic part of encryption: everything after `v` is drawn.
+fn encrypt_derand<P: ParamSet, C: Countermeasures>(
+    pk: &PublicKey<P>,
+    hpk: &[u8; 32],
+    message: &[u8],
+    v: &P::Bits,
+) -> Result<CcaCiphertext<P>, Error> {
+    let b = P::N / 8;
+    let mut coins = [P::Bits::zeroed(); 3];
+    let mut stream = [0u8; 3 * 64];
+    let result = (|| {
+        kdf::<P>(
+            LABEL_COINS,
+            &[v.as_ref(), message, hpk],
+            &mut stream[..3 * b],
+        )?;
+        for (j, e) in coins.iter_mut().enumerate() {
+            e.as_mut().copy_from_slice(&stream[j * b..(j + 1) * b]);
+        }
+        let ct = cpa::encrypt_with_coins::<P, C>(pk, v.as_ref(), &coins[0], &coins[1], &coins[2])?;
+        let mut c3 = P::Bits::zeroed();
+        kdf::<P>(LABEL_G, &[v.as_ref(), hpk], c3.as_mut())?;
+        for (c, m) in c3.as_mut().iter_mut().zip(message) {
+            *c ^= m;
+        }
+        let mut c4 = P::Bits::zeroed();
+        kdf::<P>(
+            LABEL_TAG,
+            &[
+                v.as_ref(),
+                message,
+                hpk,
+                ct.c1.as_ref(),
+                ct.c2.as_ref(),
+                c3.as_ref(),
+            ],
+            c4.as_mut(),
+        )?;
+        Ok(CcaCiphertext { ct, c3, c4 })
+    })();
+    stream.zeroize();
+    for e in coins.iter_mut() {
+        e.as_mut().zeroize();
+    }
+    result
+}
+
+/// CCA2 encryption of `message` (`n/8` bytes).
+pub fn encrypt<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    pk: &CcaPublicKey<P>,
+    message: &[u8],
+    pool: &mut EntropyPool<R, CAP>,
+) -> Result<CcaCiphertext<P>, Error> {
+    check_len("message", message, P::BITS_BYTES)?;
+    let mut v = P::Bits::zeroed();
+    let result = match pool.fill(v.as_mut()) {
+        Ok(()) => encrypt_derand::<P, C>(&pk.pk, &pk.hpk, message, &v),
+        Err(e) => Err(e),
+    };
+    v.as_mut().zeroize();
+    result
+}
+
+/// CCA2 decryption into `out` (`n/8` bytes): the message if the ciphertext re-encrypts
+/// exactly, else the pseudorandom `R(z, H(C))`. Selection is branch-free.
+///
+/// With fault hardening, the comparison runs forward and in reverse into two independent
+/// masks (both must pass), and the selected output is stored twice (forward and reverse
+/// loops) and cross-checked, so a skipped store or loop is detected rather than silently
+/// releasing a corrupted output. Errors erase `out`.
+pub fn decrypt<
+    P: ParamSet,
+    C: Countermeasures,
+    K: CpaDecryptor<P>,
+    R: TryCryptoRng,
+    const CAP: usize,
+>(
+    sk: &mut CcaSecretKey<P, K>,
+    ct: &CcaCiphertext<P>,
+    pool: &mut EntropyPool<R, CAP>,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    check_len("message output buffer", out, P::BITS_BYTES)?;
+    let result = decrypt_inner::<P, C, K, R, CAP>(sk, ct, pool, out);
+    if result.is_err() {
+        out.zeroize();
+    }
+    result
+}
+
+fn decrypt_inner<
+    P: ParamSet,
+    C: Countermeasures,
+    K: CpaDecryptor<P>,
+    R: TryCryptoRng,
+    const CAP: usize,
+>(
+    sk: &mut CcaSecretKey<P, K>,
+    ct: &CcaCiphertext<P>,
+    pool: &mut EntropyPool<R, CAP>,
+    out: &mut [u8],
+) -> Result<(), Error> {
+    let mut v = P::Bits::zeroed();
+    let mut candidate = P::Bits::zeroed();
+    let mut reject = P::Bits::zeroed();
+    let result = (|| {
+        sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
+        kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
+        for (m, c) in candidate.as_mut().iter_mut().zip(ct.c3.as_ref()) {
+            *m ^= c;
+        }
+        let again = encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
+        kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject.as_mut())?;
+
+        let parts = [
+            (ct.ct.c1.as_ref(), again.ct.c1.as_ref()),
+            (ct.ct.c2.as_ref(), again.ct.c2.as_ref()),
+            (ct.c3.as_ref(), again.c3.as_ref()),
+            (ct.c4.as_ref(), again.c4.as_ref()),
+        ];
+        let mut forward = 0u32;
+        for (x, y) in parts.iter() {
+            forward |= diff_forward(x, y);
+        }
+        let mask_forward = eq_mask(forward);
+        let mask_reverse = if C::FAULT_HARDENING {
+            let mut reverse = 0u32;
+            for (x, y) in parts.iter().rev() {
+                reverse |= diff_reverse(x, y);
+            }
+            eq_mask(reverse)
+        } else {
+            0xff
+        };
+        // out = reject XOR ((candidate XOR reject) AND both masks): branch-free selection.
+        for ((o, m), r) in out.iter_mut().zip(candidate.as_ref()).zip(reject.as_ref()) {
+            *o = r ^ ((m ^ r) & mask_forward & mask_reverse);
+        }
+        if C::FAULT_HARDENING {
+            // Duplicated output store, computed by an independent (reverse) loop.
+            let mut check = P::Bits::zeroed();
+            let mut stores = 0usize;
+            for ((o, m), r) in check
+                .as_mut()
+                .iter_mut()
+                .zip(candidate.as_ref())
+                .zip(reject.as_ref())
+                .rev()
+            {
+                *o = r ^ ((m ^ r) & mask_forward & mask_reverse);
+                stores = core::hint::black_box(stores + 1);
+            }
+            let diff = diff_reverse(out, check.as_ref());
+            check.as_mut().zeroize();
+            if diff != 0 || stores != P::N / 8 {
+                return Err(Error::FaultDetected {
+                    check: "duplicated output selection",
+                });
+            }
+        }
+        Ok(())
+    })();
+    v.as_mut().zeroize();
+    candidate.as_mut().zeroize();
+    reject.as_mut().zeroize();
+    result
+}
+
+/// Builds the CCA2 secret key's CPA part from a plain key and the public key (for callers
+/// that load keys separately).
+pub fn secret_key_from_parts<P: ParamSet>(
+    key: SecretKey<P>,
+    pk: PublicKey<P>,
+    z: [u8; 32],
+) -> CcaSecretKey<P, SecretKey<P>> {
+    let hpk = hash_public_key(&pk);
+    CcaSecretKey { key, pk, hpk, z }
+}
