@@ -23,3 +23,8 @@ pub mod ntt;
 pub use error::RingError;
 pub use modulus::Modulus;
 pub use ntt::{Ntt, NttBackend, NttTable, NttView, Portable};
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86;
+#[cfg(target_arch = "x86_64")]
+pub use x86::X86;

@@ -1,0 +1,840 @@
+//! The x86-64 SIMD backend: AVX-512F, detected at run time (`cpufeatures`, works in
+//! `no_std`), with [`Portable`] as the fallback on CPUs without it.
+//!
+//! Every routine computes exactly what its portable counterpart computes, lane for lane:
+//! the same Montgomery reductions (`m = lo(x)·(−q⁻¹)`, `(x + m·q) / 2^32`), the same lazy
+//! bounds (`< 4q` in the forward transform, `< 2q` in the inverse) and the same masked final
+//! subtractions (here `min(x, x − m)` on unsigned lanes, which equals
+//! [`crate::ct::reduce_once`] under the same preconditions). The tests below compare against
+//! [`Portable`] on random inputs for every ring size from 2 to 2^15.
+//!
+//! Besides the [`NttBackend`] operations, [`X86`] offers two kernels for RNS servers
+//! (OpenFHE-style key switching): [`X86::lift_centered`] (a residue mod `p` to its centred
+//! representative mod `q`) and [`X86::key_switch_block`] (a multiply-accumulate over many
+//! digits with 64-bit lazy accumulation and one reduction per output). Both have scalar
+//! fallbacks with identical results.
+//!
+//! All data handled here is public or treated uniformly: no branch or memory index depends
+//! on a residue.
+
+// The AVX-512 intrinsics are stable since Rust 1.89 (the workspace says 1.85; the machine's
+// toolchain is newer). The lead should raise `rust-version` to 1.89.
+#![allow(clippy::incompatible_msrv)]
+
+use core::arch::x86_64::*;
+
+use crate::error::RingError;
+use crate::modulus::Modulus;
+use crate::ntt::{NttBackend, NttView, Portable};
+
+cpufeatures::new!(avx512f_cpuid, "avx512f");
+
+/// The x86-64 backend: AVX-512F when the CPU (and OS) supports it, [`Portable`] otherwise.
+///
+/// ```
+/// use zeppelin_ring::{NttBackend, NttTable, Portable, X86};
+/// let table = NttTable::new_vec(1_061_093_377, 4096).unwrap();
+/// let mut a: Vec<u32> = (0..4096).collect();
+/// let mut b = a.clone();
+/// X86::forward(&table.view(), &mut a).unwrap();
+/// Portable::forward(&table.view(), &mut b).unwrap();
+/// assert_eq!(a, b);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct X86;
+
+impl X86 {
+    /// Whether this CPU runs the AVX-512F code paths (otherwise everything falls back to
+    /// [`Portable`] and scalar code).
+    pub fn simd_available() -> bool {
+        avx512f_cpuid::get()
+    }
+
+    /// `dst[j] = centred(src[j]) mod to`, where `centred(v) = v` for `v <= (p−1)/2` and
+    /// `v − p` otherwise, `p = from` (OpenFHE's CRT decomposition step). Requires
+    /// `src[j] < p`; outputs are in `[0, to)`.
+    pub fn lift_centered(
+        src: &[u32],
+        from: &Modulus,
+        to: &Modulus,
+        dst: &mut [u32],
+    ) -> Result<(), RingError> {
+        check_same_len(dst.len(), src.len())?;
+        let done = if avx512f_cpuid::get() {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            unsafe { lift_centered_avx512(src, from, to, dst) }
+        } else {
+            0
+        };
+        for (d, &v) in dst[done..].iter_mut().zip(&src[done..]) {
+            *d = to.reduce_i64(i64::from(from.centered(v)));
+        }
+        Ok(())
+    }
+
+    /// Key-switch multiply-accumulate over one coefficient block, for `count` digits:
+    ///
+    /// ```text
+    /// out_a[j] = (add_a[j] + Σ_i digits[i·stride + j] · key_a[i·stride + j] · 2^-32) mod q
+    /// out_b[j] = (add_b[j] + Σ_i digits[i·stride + j] · key_b[i·stride + j] · 2^-32) mod q
+    /// ```
+    ///
+    /// for `j < out_a.len()`. Keys are expected in Montgomery form (`k·2^32 mod q`, see
+    /// [`Modulus::to_mont`]), so the sums are the plain products `Σ d·k`. All inputs `< q`.
+    /// Products are accumulated unreduced in 64 bits (at most 16 at a time, each `< 2^60`)
+    /// and reduced once per output.
+    #[allow(clippy::too_many_arguments)]
+    pub fn key_switch_block(
+        modulus: &Modulus,
+        count: usize,
+        stride: usize,
+        digits: &[u32],
+        key_a: &[u32],
+        key_b: &[u32],
+        add_a: &[u32],
+        add_b: &[u32],
+        out_a: &mut [u32],
+        out_b: &mut [u32],
+    ) -> Result<(), RingError> {
+        let len = out_a.len();
+        check_same_len(len, out_b.len())?;
+        check_same_len(len, add_a.len())?;
+        check_same_len(len, add_b.len())?;
+        if count > 0 {
+            let needed = (count - 1) * stride + len;
+            if stride < len {
+                return Err(RingError::LengthMismatch {
+                    expected: len,
+                    found: stride,
+                });
+            }
+            for found in [digits.len(), key_a.len(), key_b.len()] {
+                if found < needed {
+                    return Err(RingError::LengthMismatch {
+                        expected: needed,
+                        found,
+                    });
+                }
+            }
+        }
+        let done = if avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available and every index below `(count−1)·stride + len`
+            // is in bounds of the three inputs (checked above).
+            unsafe {
+                key_switch_block_avx512(
+                    modulus, count, stride, digits, key_a, key_b, add_a, add_b, out_a, out_b,
+                )
+            }
+        } else {
+            0
+        };
+        for j in done..len {
+            let (mut acc_a, mut acc_b) = (add_a[j], add_b[j]);
+            for chunk in (0..count).step_by(MAX_LAZY_TERMS) {
+                let (mut sum_a, mut sum_b) = (0u64, 0u64);
+                for i in chunk..count.min(chunk + MAX_LAZY_TERMS) {
+                    let d = u64::from(digits[i * stride + j]);
+                    sum_a += d * u64::from(key_a[i * stride + j]);
+                    sum_b += d * u64::from(key_b[i * stride + j]);
+                }
+                acc_a = modulus.add(acc_a, modulus.from_mont(modulus.reduce_u64(sum_a)));
+                acc_b = modulus.add(acc_b, modulus.from_mont(modulus.reduce_u64(sum_b)));
+            }
+            out_a[j] = acc_a;
+            out_b[j] = acc_b;
+        }
+        Ok(())
+    }
+}
+
+/// Products `< 2^60` accumulated before a reduction: 16 of them stay below 2^64.
+const MAX_LAZY_TERMS: usize = 16;
+
+impl NttBackend for X86 {
+    const NAME: &'static str = "x86-avx512";
+
+    fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+        table.check_len(a.len())?;
+        if a.len() >= 32 && avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
+            unsafe { forward_avx512(table, a) };
+            Ok(())
+        } else {
+            Portable::forward(table, a)
+        }
+    }
+
+    fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+        table.check_len(a.len())?;
+        if a.len() >= 32 && avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
+            unsafe { inverse_avx512(table, a) };
+            Ok(())
+        } else {
+            Portable::inverse(table, a)
+        }
+    }
+
+    fn pointwise_mul(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        out: &mut [u32],
+    ) -> Result<(), RingError> {
+        check_same_len(out.len(), a.len())?;
+        check_same_len(out.len(), b.len())?;
+        let done = if avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available; the three slices have equal lengths.
+            unsafe { pointwise_avx512::<false>(modulus, a, b, out) }
+        } else {
+            0
+        };
+        for ((o, &x), &y) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]) {
+            *o = modulus.mul(x, y);
+        }
+        Ok(())
+    }
+
+    fn pointwise_mul_add(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        acc: &mut [u32],
+    ) -> Result<(), RingError> {
+        check_same_len(acc.len(), a.len())?;
+        check_same_len(acc.len(), b.len())?;
+        let done = if avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available; the three slices have equal lengths.
+            unsafe { pointwise_avx512::<true>(modulus, a, b, acc) }
+        } else {
+            0
+        };
+        for ((o, &x), &y) in acc[done..].iter_mut().zip(&a[done..]).zip(&b[done..]) {
+            *o = modulus.add(*o, modulus.mul(x, y));
+        }
+        Ok(())
+    }
+}
+
+#[inline]
+fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(RingError::LengthMismatch { expected, found })
+    }
+}
+
+/// `2^64 mod q`, the constant that turns a Montgomery product back into a plain product.
+fn r2(m: &Modulus) -> u32 {
+    m.to_mont(m.to_mont(1))
+}
+
+/// Per-modulus vector constants.
+#[derive(Clone, Copy)]
+struct Consts {
+    q: __m512i,
+    two_q: __m512i,
+    q_inv_neg: __m512i,
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn consts(m: &Modulus) -> Consts {
+    Consts {
+        q: _mm512_set1_epi32(m.value() as i32),
+        two_q: _mm512_set1_epi32((2 * m.value()) as i32),
+        q_inv_neg: _mm512_set1_epi32(m.q_inv_neg() as i32),
+    }
+}
+
+/// `min(x, x − m)` per unsigned lane: `x − m` if `x >= m`, else `x` (for `x < 2^31 + m`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn reduce_once_v(x: __m512i, m: __m512i) -> __m512i {
+    _mm512_min_epu32(x, _mm512_sub_epi32(x, m))
+}
+
+/// Montgomery product `a·b·2^-32` in `[0, 2q)` per lane, for `a·b < q·2^32`: exactly
+/// [`Modulus::mont_mul_lazy`].
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn mont_mul_lazy_v(a: __m512i, b: __m512i, c: &Consts) -> __m512i {
+    let p_even = _mm512_mul_epu32(a, b);
+    let p_odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(a), _mm512_srli_epi64::<32>(b));
+    // m = lo(p)·(−q⁻¹) mod 2^32 sits in the low half of each 64-bit lane.
+    let m_even = _mm512_mul_epu32(p_even, c.q_inv_neg);
+    let m_odd = _mm512_mul_epu32(p_odd, c.q_inv_neg);
+    let t_even = _mm512_add_epi64(p_even, _mm512_mul_epu32(m_even, c.q));
+    let t_odd = _mm512_add_epi64(p_odd, _mm512_mul_epu32(m_odd, c.q));
+    // High halves: even lanes shifted down, odd lanes already in place.
+    _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64::<32>(t_even), t_odd)
+}
+
+/// Cooley–Tukey butterfly of [`Portable::forward`]: inputs `< 4q`, outputs `< 4q`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn ct_butterfly(x: __m512i, y: __m512i, w: __m512i, c: &Consts) -> (__m512i, __m512i) {
+    let u = reduce_once_v(x, c.two_q);
+    let v = mont_mul_lazy_v(y, w, c);
+    (
+        _mm512_add_epi32(u, v),
+        _mm512_sub_epi32(_mm512_add_epi32(u, c.two_q), v),
+    )
+}
+
+/// Gentleman–Sande butterfly of [`Portable::inverse`]: inputs and outputs `< 2q`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn gs_butterfly(x: __m512i, y: __m512i, w: __m512i, c: &Consts) -> (__m512i, __m512i) {
+    let sum = reduce_once_v(_mm512_add_epi32(x, y), c.two_q);
+    let diff = _mm512_sub_epi32(_mm512_add_epi32(x, c.two_q), y);
+    (sum, mont_mul_lazy_v(diff, w, c))
+}
+
+/// Lane permutations for the stages whose butterfly distance `h` (1, 2, 4 or 8) is below
+/// one vector: a 32-element chunk `[A | B]` is split into the upper-half-free elements `X`
+/// and their partners `Y = X + h`, and merged back afterwards.
+struct SmallStage {
+    to_x: __m512i,
+    to_y: __m512i,
+    back_lo: __m512i,
+    back_hi: __m512i,
+    /// Lane `l` takes twiddle `l / h` of the chunk's group run.
+    twiddle: __m512i,
+    /// Number of distinct twiddles per chunk: `16 / h`.
+    twiddle_mask: __mmask16,
+}
+
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn small_stage(h: usize) -> SmallStage {
+    let mut to_x = [0i32; 16];
+    let mut to_y = [0i32; 16];
+    let mut twiddle = [0i32; 16];
+    for l in 0..16 {
+        let x = (l / h) * 2 * h + l % h;
+        to_x[l] = x as i32;
+        to_y[l] = (x + h) as i32;
+        twiddle[l] = (l / h) as i32;
+    }
+    let mut back = [0i32; 32];
+    for (p, slot) in back.iter_mut().enumerate() {
+        let (block, offset) = (p / (2 * h), p % (2 * h));
+        *slot = if offset < h {
+            (block * h + offset) as i32
+        } else {
+            (16 + block * h + offset - h) as i32
+        };
+    }
+    let load = |v: &[i32]| {
+        _mm512_setr_epi32(
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13],
+            v[14], v[15],
+        )
+    };
+    SmallStage {
+        to_x: load(&to_x),
+        to_y: load(&to_y),
+        back_lo: load(&back[..16]),
+        back_hi: load(&back[16..]),
+        twiddle: load(&twiddle),
+        twiddle_mask: ((1u32 << (16 / h)) - 1) as __mmask16,
+    }
+}
+
+/// # Safety
+/// AVX-512F must be available and `a.len() == table.degree() >= 32`.
+#[target_feature(enable = "avx512f")]
+unsafe fn forward_avx512(table: &NttView<'_>, a: &mut [u32]) {
+    let c = consts(&table.modulus);
+    let n = a.len();
+    let ptr = a.as_mut_ptr();
+    let mut half = n;
+    let mut groups = 1;
+    while groups < n {
+        half >>= 1;
+        if half >= 16 {
+            for group in 0..groups {
+                let w = _mm512_set1_epi32(table.forward[groups + group] as i32);
+                let base = group * 2 * half;
+                for j in (0..half).step_by(16) {
+                    // SAFETY: base + half + j + 16 <= (group + 1)·2·half <= n.
+                    unsafe {
+                        let px = ptr.add(base + j);
+                        let py = ptr.add(base + half + j);
+                        let x = _mm512_loadu_si512(px.cast());
+                        let y = _mm512_loadu_si512(py.cast());
+                        let (x, y) = ct_butterfly(x, y, w, &c);
+                        _mm512_storeu_si512(px.cast(), x);
+                        _mm512_storeu_si512(py.cast(), y);
+                    }
+                }
+            }
+        } else {
+            let s = small_stage(half);
+            for chunk in (0..n).step_by(32) {
+                let first_group = groups + chunk / (2 * half);
+                // SAFETY: chunk + 32 <= n; the masked twiddle load reads entries
+                // first_group .. first_group + 16/half <= 2·groups = n/half... <= n.
+                unsafe {
+                    let pa = ptr.add(chunk);
+                    let pb = ptr.add(chunk + 16);
+                    let va = _mm512_loadu_si512(pa.cast());
+                    let vb = _mm512_loadu_si512(pb.cast());
+                    let x = _mm512_permutex2var_epi32(va, s.to_x, vb);
+                    let y = _mm512_permutex2var_epi32(va, s.to_y, vb);
+                    let run = _mm512_maskz_loadu_epi32(
+                        s.twiddle_mask,
+                        table.forward.as_ptr().add(first_group).cast(),
+                    );
+                    let w = _mm512_permutexvar_epi32(s.twiddle, run);
+                    let (x, y) = ct_butterfly(x, y, w, &c);
+                    _mm512_storeu_si512(pa.cast(), _mm512_permutex2var_epi32(x, s.back_lo, y));
+                    _mm512_storeu_si512(pb.cast(), _mm512_permutex2var_epi32(x, s.back_hi, y));
+                }
+            }
+        }
+        groups <<= 1;
+    }
+    for j in (0..n).step_by(16) {
+        // SAFETY: j + 16 <= n.
+        unsafe {
+            let p = ptr.add(j);
+            let x = _mm512_loadu_si512(p.cast());
+            let x = reduce_once_v(reduce_once_v(x, c.two_q), c.q);
+            _mm512_storeu_si512(p.cast(), x);
+        }
+    }
+}
+
+/// # Safety
+/// AVX-512F must be available and `a.len() == table.degree() >= 32`.
+#[target_feature(enable = "avx512f")]
+unsafe fn inverse_avx512(table: &NttView<'_>, a: &mut [u32]) {
+    let c = consts(&table.modulus);
+    let n = a.len();
+    let ptr = a.as_mut_ptr();
+    let mut half = 1;
+    let mut groups = n >> 1;
+    while groups >= 1 {
+        if half >= 16 {
+            for group in 0..groups {
+                let w = _mm512_set1_epi32(table.inverse[groups + group] as i32);
+                let base = group * 2 * half;
+                for j in (0..half).step_by(16) {
+                    // SAFETY: base + half + j + 16 <= (group + 1)·2·half <= n.
+                    unsafe {
+                        let px = ptr.add(base + j);
+                        let py = ptr.add(base + half + j);
+                        let x = _mm512_loadu_si512(px.cast());
+                        let y = _mm512_loadu_si512(py.cast());
+                        let (x, y) = gs_butterfly(x, y, w, &c);
+                        _mm512_storeu_si512(px.cast(), x);
+                        _mm512_storeu_si512(py.cast(), y);
+                    }
+                }
+            }
+        } else {
+            let s = small_stage(half);
+            for chunk in (0..n).step_by(32) {
+                let first_group = groups + chunk / (2 * half);
+                // SAFETY: as in `forward_avx512`.
+                unsafe {
+                    let pa = ptr.add(chunk);
+                    let pb = ptr.add(chunk + 16);
+                    let va = _mm512_loadu_si512(pa.cast());
+                    let vb = _mm512_loadu_si512(pb.cast());
+                    let x = _mm512_permutex2var_epi32(va, s.to_x, vb);
+                    let y = _mm512_permutex2var_epi32(va, s.to_y, vb);
+                    let run = _mm512_maskz_loadu_epi32(
+                        s.twiddle_mask,
+                        table.inverse.as_ptr().add(first_group).cast(),
+                    );
+                    let w = _mm512_permutexvar_epi32(s.twiddle, run);
+                    let (x, y) = gs_butterfly(x, y, w, &c);
+                    _mm512_storeu_si512(pa.cast(), _mm512_permutex2var_epi32(x, s.back_lo, y));
+                    _mm512_storeu_si512(pb.cast(), _mm512_permutex2var_epi32(x, s.back_hi, y));
+                }
+            }
+        }
+        half <<= 1;
+        groups >>= 1;
+    }
+    let n_inv = _mm512_set1_epi32(table.n_inv_mont as i32);
+    for j in (0..n).step_by(16) {
+        // SAFETY: j + 16 <= n.
+        unsafe {
+            let p = ptr.add(j);
+            let x = _mm512_loadu_si512(p.cast());
+            let x = reduce_once_v(mont_mul_lazy_v(x, n_inv, &c), c.q);
+            _mm512_storeu_si512(p.cast(), x);
+        }
+    }
+}
+
+/// Vector part of the pointwise products; returns how many elements it handled.
+///
+/// # Safety
+/// AVX-512F must be available and the slices must have equal lengths.
+#[target_feature(enable = "avx512f")]
+unsafe fn pointwise_avx512<const ACCUMULATE: bool>(
+    m: &Modulus,
+    a: &[u32],
+    b: &[u32],
+    out: &mut [u32],
+) -> usize {
+    let c = consts(m);
+    let r2 = _mm512_set1_epi32(r2(m) as i32);
+    let len = out.len() & !15;
+    for j in (0..len).step_by(16) {
+        // SAFETY: j + 16 <= len <= every slice's length.
+        unsafe {
+            let x = _mm512_loadu_si512(a.as_ptr().add(j).cast());
+            let y = _mm512_loadu_si512(b.as_ptr().add(j).cast());
+            // Modulus::mul: mont_mul(mont_mul_lazy(x, y), 2^64 mod q).
+            let p = mont_mul_lazy_v(x, y, &c);
+            let mut p = reduce_once_v(mont_mul_lazy_v(p, r2, &c), c.q);
+            let po = out.as_mut_ptr().add(j);
+            if ACCUMULATE {
+                let acc = _mm512_loadu_si512(po.cast());
+                p = reduce_once_v(_mm512_add_epi32(acc, p), c.q);
+            }
+            _mm512_storeu_si512(po.cast(), p);
+        }
+    }
+    len
+}
+
+/// `x mod q` for `x < 2^32` per lane (Barrett with `μ = floor(2^32 / q)`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn reduce_u32_v(x: __m512i, q: __m512i, mu: __m512i) -> __m512i {
+    let hi_even = _mm512_srli_epi64::<32>(_mm512_mul_epu32(x, mu));
+    let hi_odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(x), mu);
+    let quotient = _mm512_mask_blend_epi32(0xAAAA, hi_even, hi_odd);
+    // The estimate is at most one below the true quotient, so the remainder is < 2q.
+    let r = _mm512_sub_epi32(x, _mm512_mullo_epi32(quotient, q));
+    reduce_once_v(r, q)
+}
+
+/// Vector part of [`X86::lift_centered`]; returns how many elements it handled.
+///
+/// # Safety
+/// AVX-512F must be available and `src.len() == dst.len()`.
+#[target_feature(enable = "avx512f")]
+unsafe fn lift_centered_avx512(
+    src: &[u32],
+    from: &Modulus,
+    to: &Modulus,
+    dst: &mut [u32],
+) -> usize {
+    let p = _mm512_set1_epi32(from.value() as i32);
+    let half = _mm512_set1_epi32(((from.value() - 1) / 2) as i32);
+    let q = _mm512_set1_epi32(to.value() as i32);
+    let mu = _mm512_set1_epi32(((1u64 << 32) / u64::from(to.value())) as u32 as i32);
+    let len = dst.len() & !15;
+    for j in (0..len).step_by(16) {
+        // SAFETY: j + 16 <= len <= both lengths.
+        unsafe {
+            let v = _mm512_loadu_si512(src.as_ptr().add(j).cast());
+            let negative = _mm512_cmpgt_epu32_mask(v, half);
+            // |centred(v)|: p − v for the upper half, v otherwise.
+            let magnitude = _mm512_mask_sub_epi32(v, negative, p, v);
+            let r = reduce_u32_v(magnitude, q, mu);
+            // Negate the upper half mod q (q − 0 = q folds back to 0).
+            let r = reduce_once_v(_mm512_mask_sub_epi32(r, negative, q, r), q);
+            _mm512_storeu_si512(dst.as_mut_ptr().add(j).cast(), r);
+        }
+    }
+    len
+}
+
+/// Reduces a 64-bit lane sum `s` to `s·2^-32 mod q` (`μ = floor(2^32/q)`): the high word is
+/// reduced mod `q` by Barrett, then one Montgomery reduction of `(hi mod q)·2^32 + lo`.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn reduce_sum_v(s: __m512i, c: &Consts, q64: __m512i, mu: __m512i) -> __m512i {
+    let hi = _mm512_srli_epi64::<32>(s);
+    let quotient = _mm512_srli_epi64::<32>(_mm512_mul_epu32(hi, mu));
+    let r = _mm512_sub_epi64(hi, _mm512_mul_epu32(quotient, c.q));
+    // `c.q` holds q in both halves of a 64-bit lane; 64-bit subtractions need `q64`.
+    let hi = _mm512_min_epu64(r, _mm512_sub_epi64(r, q64));
+    let folded = _mm512_or_si512(
+        _mm512_slli_epi64::<32>(hi),
+        _mm512_and_si512(s, _mm512_set1_epi64(0xffff_ffff)),
+    );
+    let m = _mm512_mul_epu32(folded, c.q_inv_neg);
+    let t = _mm512_srli_epi64::<32>(_mm512_add_epi64(folded, _mm512_mul_epu32(m, c.q)));
+    _mm512_min_epu64(t, _mm512_sub_epi64(t, q64))
+}
+
+/// Vector part of [`X86::key_switch_block`]; returns how many outputs it handled.
+///
+/// # Safety
+/// AVX-512F must be available; `out_a`, `out_b`, `add_a`, `add_b` have equal lengths `len`,
+/// and `digits`, `key_a`, `key_b` hold at least `(count−1)·stride + len` elements.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f")]
+unsafe fn key_switch_block_avx512(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    digits: &[u32],
+    key_a: &[u32],
+    key_b: &[u32],
+    add_a: &[u32],
+    add_b: &[u32],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> usize {
+    let c = consts(m);
+    let mu = _mm512_set1_epi64(((1u64 << 32) / u64::from(m.value())) as i64);
+    let q64 = _mm512_set1_epi64(i64::from(m.value()));
+    let len = out_a.len() & !15;
+    for j in (0..len).step_by(16) {
+        // SAFETY: j + 16 <= len, and i·stride + j + 16 <= (count−1)·stride + len.
+        unsafe {
+            let mut acc_a = _mm512_loadu_si512(add_a.as_ptr().add(j).cast());
+            let mut acc_b = _mm512_loadu_si512(add_b.as_ptr().add(j).cast());
+            let mut first = 0;
+            while first < count {
+                let last = count.min(first + MAX_LAZY_TERMS);
+                let zero = _mm512_setzero_si512();
+                let (mut a_even, mut a_odd, mut b_even, mut b_odd) = (zero, zero, zero, zero);
+                for i in first..last {
+                    let at = i * stride + j;
+                    let d = _mm512_loadu_si512(digits.as_ptr().add(at).cast());
+                    let ka = _mm512_loadu_si512(key_a.as_ptr().add(at).cast());
+                    let kb = _mm512_loadu_si512(key_b.as_ptr().add(at).cast());
+                    let d_odd = _mm512_srli_epi64::<32>(d);
+                    a_even = _mm512_add_epi64(a_even, _mm512_mul_epu32(d, ka));
+                    a_odd = _mm512_add_epi64(
+                        a_odd,
+                        _mm512_mul_epu32(d_odd, _mm512_srli_epi64::<32>(ka)),
+                    );
+                    b_even = _mm512_add_epi64(b_even, _mm512_mul_epu32(d, kb));
+                    b_odd = _mm512_add_epi64(
+                        b_odd,
+                        _mm512_mul_epu32(d_odd, _mm512_srli_epi64::<32>(kb)),
+                    );
+                }
+                let sum_a = _mm512_mask_blend_epi32(
+                    0xAAAA,
+                    reduce_sum_v(a_even, &c, q64, mu),
+                    _mm512_slli_epi64::<32>(reduce_sum_v(a_odd, &c, q64, mu)),
+                );
+                let sum_b = _mm512_mask_blend_epi32(
+                    0xAAAA,
+                    reduce_sum_v(b_even, &c, q64, mu),
+                    _mm512_slli_epi64::<32>(reduce_sum_v(b_odd, &c, q64, mu)),
+                );
+                acc_a = reduce_once_v(_mm512_add_epi32(acc_a, sum_a), c.q);
+                acc_b = reduce_once_v(_mm512_add_epi32(acc_b, sum_b), c.q);
+                first = last;
+            }
+            _mm512_storeu_si512(out_a.as_mut_ptr().add(j).cast(), acc_a);
+            _mm512_storeu_si512(out_b.as_mut_ptr().add(j).cast(), acc_b);
+        }
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::NttTable;
+    use rand::{Rng, SeedableRng};
+
+    /// NTT-friendly primes for degree up to 2^15, from both ends of the range.
+    fn primes_for(n: usize) -> Vec<u32> {
+        let step = 2 * n as u32;
+        let mut found = Vec::new();
+        // Largest below 2^30.
+        let mut q = ((1u32 << 30) - 1) / step * step + 1;
+        while found.len() < 2 {
+            if crate::modulus::is_prime(q) {
+                found.push(q);
+            }
+            q -= step;
+        }
+        // Small ones too (tests the generic reductions).
+        let mut q = step + 1;
+        while found.len() < 3 {
+            if crate::modulus::is_prime(q) {
+                found.push(q);
+            }
+            q += step;
+        }
+        found
+    }
+
+    fn random_below(rng: &mut impl Rng, q: u32, len: usize) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..len).map(|_| rng.gen_range(0..q)).collect();
+        // Extremes included.
+        if len >= 2 {
+            v[0] = q - 1;
+            v[1] = 0;
+        }
+        v
+    }
+
+    #[test]
+    fn ntt_matches_portable() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        for log_n in 1..=15 {
+            let n = 1usize << log_n;
+            for q in primes_for(n) {
+                let table = NttTable::new_vec(q, n).unwrap();
+                let view = table.view();
+                for _ in 0..3 {
+                    let input = random_below(&mut rng, q, n);
+                    let (mut ours, mut theirs) = (input.clone(), input.clone());
+                    X86::forward(&view, &mut ours).unwrap();
+                    Portable::forward(&view, &mut theirs).unwrap();
+                    assert_eq!(ours, theirs, "forward n={n} q={q}");
+                    X86::inverse(&view, &mut ours).unwrap();
+                    Portable::inverse(&view, &mut theirs).unwrap();
+                    assert_eq!(ours, theirs, "inverse n={n} q={q}");
+                    assert_eq!(ours, input, "round trip n={n} q={q}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pointwise_matches_portable() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+        for q in [1_061_093_377u32, 1_073_741_789, 65_537, 12_289, 3] {
+            let m = Modulus::new(q).unwrap();
+            for len in [0usize, 1, 15, 16, 17, 100, 4096] {
+                let a = random_below(&mut rng, q, len);
+                let b = random_below(&mut rng, q, len);
+                let acc = random_below(&mut rng, q, len);
+                let (mut ours, mut theirs) = (vec![0; len], vec![0; len]);
+                X86::pointwise_mul(&m, &a, &b, &mut ours).unwrap();
+                Portable::pointwise_mul(&m, &a, &b, &mut theirs).unwrap();
+                assert_eq!(ours, theirs);
+                let (mut ours, mut theirs) = (acc.clone(), acc);
+                X86::pointwise_mul_add(&m, &a, &b, &mut ours).unwrap();
+                Portable::pointwise_mul_add(&m, &a, &b, &mut theirs).unwrap();
+                assert_eq!(ours, theirs);
+            }
+        }
+    }
+
+    #[test]
+    fn lift_matches_scalar_definition() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let moduli = [
+            1_061_093_377u32,
+            972_668_929,
+            1_073_741_789,
+            65_537,
+            12_289,
+            7681,
+            3,
+        ];
+        for &p in &moduli {
+            for &q in &moduli {
+                let (from, to) = (Modulus::new(p).unwrap(), Modulus::new(q).unwrap());
+                let mut src = random_below(&mut rng, p, 1000);
+                let half = (p - 1) / 2;
+                src.extend([half, half + 1, p - 1, 0, 1].iter().map(|v| v % p));
+                let mut dst = vec![0; src.len()];
+                X86::lift_centered(&src, &from, &to, &mut dst).unwrap();
+                for (&v, &d) in src.iter().zip(&dst) {
+                    let centred = if v > half {
+                        i64::from(v) - i64::from(p)
+                    } else {
+                        i64::from(v)
+                    };
+                    assert_eq!(
+                        i64::from(d),
+                        centred.rem_euclid(i64::from(q)),
+                        "v={v} p={p} q={q}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_switch_block_matches_big_integers() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(4);
+        for q in [1_073_741_789u32, 1_061_093_377, 65_537, 12_289] {
+            let m = Modulus::new(q).unwrap();
+            for count in [0usize, 1, 12, 16, 17, 40] {
+                for len in [1usize, 16, 33, 64] {
+                    let stride = len + 3;
+                    let total = count.max(1) * stride;
+                    let digits = random_below(&mut rng, q, total);
+                    // Worst case for the lazy sums: all maximal.
+                    let key_a = if count == 17 {
+                        vec![q - 1; total]
+                    } else {
+                        random_below(&mut rng, q, total)
+                    };
+                    let digits = if count == 17 {
+                        vec![q - 1; total]
+                    } else {
+                        digits
+                    };
+                    let key_b = random_below(&mut rng, q, total);
+                    let add_a = random_below(&mut rng, q, len);
+                    let add_b = random_below(&mut rng, q, len);
+                    let to_mont = |k: &[u32]| k.iter().map(|&v| m.to_mont(v)).collect::<Vec<_>>();
+                    let (mut out_a, mut out_b) = (vec![0; len], vec![0; len]);
+                    X86::key_switch_block(
+                        &m,
+                        count,
+                        stride,
+                        &digits,
+                        &to_mont(&key_a),
+                        &to_mont(&key_b),
+                        &add_a,
+                        &add_b,
+                        &mut out_a,
+                        &mut out_b,
+                    )
+                    .unwrap();
+                    for j in 0..len {
+                        let expect = |key: &[u32], add: &[u32]| {
+                            let mut s = u128::from(add[j]);
+                            for i in 0..count {
+                                s += u128::from(digits[i * stride + j])
+                                    * u128::from(key[i * stride + j]);
+                            }
+                            (s % u128::from(q)) as u32
+                        };
+                        assert_eq!(
+                            out_a[j],
+                            expect(&key_a, &add_a),
+                            "a q={q} count={count} len={len} j={j}"
+                        );
+                        assert_eq!(
+                            out_b[j],
+                            expect(&key_b, &add_b),
+                            "b q={q} count={count} len={len} j={j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_switch_block_rejects_short_inputs() {
+        let m = Modulus::new(12_289).unwrap();
+        let (mut oa, mut ob) = (vec![0; 16], vec![0; 16]);
+        let z = vec![0u32; 16];
+        let short = vec![0u32; 20];
+        assert!(
+            X86::key_switch_block(&m, 2, 16, &short, &z, &z, &z, &z, &mut oa, &mut ob).is_err()
+        );
+    }
+}
