@@ -1,0 +1,528 @@
+//! SEAL's serialized objects: `Ciphertext` (full and seeded), `Plaintext`, `SecretKey`,
+//! `PublicKey`, `RelinKeys` and `GaloisKeys`.
+//!
+//! Every loader validates against a [`SealContext`]: the parms_id must be a level of it, the
+//! degree and prime count must match, every count is checked against the metadata before
+//! anything is allocated, and every residue must be below its prime.
+
+use zeroize::Zeroize;
+
+use crate::error::{Result, SealError};
+use crate::params::{Level, ParmsId, SealContext, CIPHERTEXT_SIZE_MAX};
+use crate::prng::{sample_poly_uniform, PrngInfo, SealPrng};
+use crate::wire::{self, ComprMode, Reader, WriteLe};
+
+/// A SEAL ciphertext: `size` polynomials, each `k` residue polynomials of `n` coefficients
+/// (data order: polynomial, then prime, then coefficient).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ciphertext {
+    /// The level.
+    pub parms_id: ParmsId,
+    /// Whether the polynomials are in NTT form (BFV ciphertexts are not; keys are).
+    pub is_ntt_form: bool,
+    /// Number of polynomials (2 for fresh ciphertexts).
+    pub size: usize,
+    /// Ring degree.
+    pub poly_modulus_degree: usize,
+    /// Number of primes at this level.
+    pub coeff_modulus_size: usize,
+    /// 1.0 for BFV.
+    pub scale: f64,
+    /// 1 for BFV.
+    pub correction_factor: u64,
+    /// The residues.
+    pub data: Vec<u64>,
+}
+
+impl Ciphertext {
+    /// A BFV ciphertext at `level` from its polynomials laid out as SEAL does.
+    pub fn new(
+        level: &Level,
+        n: usize,
+        size: usize,
+        is_ntt_form: bool,
+        data: Vec<u64>,
+    ) -> Result<Self> {
+        let k = level.coeff_modulus.len();
+        if data.len() != size * k * n {
+            return Err(SealError::CountMismatch {
+                what: "ciphertext data",
+                found: data.len() as u64,
+                expected: (size * k * n) as u64,
+            });
+        }
+        let ct = Self {
+            parms_id: level.parms_id,
+            is_ntt_form,
+            size,
+            poly_modulus_degree: n,
+            coeff_modulus_size: k,
+            scale: 1.0,
+            correction_factor: 1,
+            data,
+        };
+        check_residues(&ct.data, &level.coeff_modulus, n, "ciphertext")?;
+        Ok(ct)
+    }
+
+    /// Polynomial `i` (all its residues).
+    pub fn poly(&self, i: usize) -> &[u64] {
+        let len = self.poly_modulus_degree * self.coeff_modulus_size;
+        &self.data[i * len..(i + 1) * len]
+    }
+
+    fn put_metadata(&self, m: &mut Vec<u8>) {
+        m.extend_from_slice(&self.parms_id.0);
+        m.put_u8(u8::from(self.is_ntt_form));
+        m.put_u64(self.size as u64);
+        m.put_u64(self.poly_modulus_degree as u64);
+        m.put_u64(self.coeff_modulus_size as u64);
+        m.put_f64(self.scale);
+        m.put_u64(self.correction_factor);
+    }
+
+    pub(crate) fn put_members(&self, m: &mut Vec<u8>) {
+        self.put_metadata(m);
+        wire::put_dynarray(m, &self.data);
+    }
+
+    /// SEAL's `Ciphertext::save`.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        let mut m = Vec::with_capacity(100 + 8 * self.data.len());
+        self.put_members(&mut m);
+        wire::frame(&m, compr_mode)
+    }
+
+    /// SEAL's seeded form of a two-polynomial ciphertext: only `c0` is written, followed by
+    /// the generator that reproduces `c1`. The caller must have built `c1` from `info`
+    /// (see [`Ciphertext::expand_c1`]); SEAL would otherwise load a different ciphertext.
+    pub fn save_seeded(&self, info: &PrngInfo, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        if self.size != 2 {
+            return Err(SealError::Invalid {
+                what: "seeded ciphertext",
+                reason: format!("size {} (only size 2 can be seeded)", self.size),
+            });
+        }
+        let mut m = Vec::with_capacity(200 + 4 * self.data.len());
+        self.put_metadata(&mut m);
+        wire::put_dynarray(&mut m, self.poly(0));
+        info.put(&mut m);
+        wire::frame(&m, compr_mode)
+    }
+
+    /// `c1` as SEAL expands it from `info` at `level`.
+    pub fn expand_c1(info: &PrngInfo, level: &Level, n: usize) -> Vec<u64> {
+        sample_poly_uniform(&mut SealPrng::new(info), &level.coeff_modulus, n)
+    }
+
+    /// SEAL's `Ciphertext::load`: any data level, refusing the key level (when it differs
+    /// from the first data level), full or seeded, any compression.
+    pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
+        let ct = wire::unframe(bytes, "Ciphertext", |r| {
+            read_ciphertext(ctx, r, "Ciphertext")
+        })?;
+        if ctx.using_keyswitching() && ct.parms_id == ctx.key_level().parms_id {
+            return Err(SealError::WrongLevel {
+                what: "Ciphertext",
+                reason: "a ciphertext cannot be at the key level".into(),
+            });
+        }
+        Ok(ct)
+    }
+}
+
+/// Reads the members of a ciphertext (also the body of a `PublicKey`) at any level.
+pub(crate) fn read_ciphertext(
+    ctx: &SealContext,
+    r: &mut Reader<'_>,
+    what: &'static str,
+) -> Result<Ciphertext> {
+    let parms_id = ParmsId(r.array::<32>("parms_id")?);
+    let level = ctx.level_or_err(&parms_id, what)?;
+    let is_ntt_form = r.u8("is_ntt_form")? != 0;
+    let size = r.u64("ciphertext size")?;
+    if size > CIPHERTEXT_SIZE_MAX {
+        return Err(SealError::OversizedCount {
+            what: "ciphertext size",
+            found: size,
+            limit: CIPHERTEXT_SIZE_MAX,
+        });
+    }
+    if size == 1 {
+        return Err(SealError::Invalid {
+            what: "ciphertext size",
+            reason: "1 (a ciphertext has 0 or at least 2 polynomials)".into(),
+        });
+    }
+    let n = r.u64("poly_modulus_degree")?;
+    if n != ctx.n() as u64 {
+        return Err(SealError::WrongDegree {
+            what,
+            found: n,
+            expected: ctx.n() as u64,
+        });
+    }
+    let k = r.u64("coeff_modulus_size")?;
+    if k != level.coeff_modulus.len() as u64 {
+        return Err(SealError::CountMismatch {
+            what: "coeff_modulus_size",
+            found: k,
+            expected: level.coeff_modulus.len() as u64,
+        });
+    }
+    let scale = r.f64("scale")?;
+    if scale != 1.0 {
+        return Err(SealError::Invalid {
+            what: "scale",
+            reason: format!("{scale} (BFV ciphertexts have scale 1)"),
+        });
+    }
+    let correction_factor = r.u64("correction_factor")?;
+    if correction_factor != 1 {
+        return Err(SealError::Invalid {
+            what: "correction_factor",
+            reason: format!("{correction_factor} (BFV ciphertexts have 1)"),
+        });
+    }
+    // Bounded: size <= 16, n <= 2^17, k <= 256.
+    let (size, n, k) = (size as usize, n as usize, k as usize);
+    let full = (size * n * k) as u64;
+    let seeded = (size == 2).then_some((n * k) as u64);
+    let mut data = wire::read_dynarray(r, "ciphertext data", full, seeded)?;
+    if seeded == Some(data.len() as u64) && full != data.len() as u64 {
+        let info = PrngInfo::read(r)?;
+        check_residues(&data, &level.coeff_modulus, n, what)?;
+        data.extend(Ciphertext::expand_c1(&info, level, n));
+    }
+    check_residues(&data, &level.coeff_modulus, n, what)?;
+    Ok(Ciphertext {
+        parms_id,
+        is_ntt_form,
+        size,
+        poly_modulus_degree: n,
+        coeff_modulus_size: k,
+        scale,
+        correction_factor,
+        data,
+    })
+}
+
+/// Checks that every residue is below its prime (layout: polynomial, prime, coefficient).
+fn check_residues(data: &[u64], primes: &[u64], n: usize, what: &'static str) -> Result<()> {
+    for (i, &v) in data.iter().enumerate() {
+        let q = primes[(i / n) % primes.len()];
+        if v >= q {
+            return Err(SealError::CoefficientOutOfRange {
+                what,
+                index: i,
+                value: v,
+                modulus: q,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A SEAL plaintext: coefficients mod `t` (parms_id zero), or an NTT-form polynomial at a level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plaintext {
+    /// Zero for a coefficient-form BFV plaintext, else the level of an NTT-form one.
+    pub parms_id: ParmsId,
+    /// The coefficients.
+    pub data: Vec<u64>,
+    /// 1.0 for BFV.
+    pub scale: f64,
+}
+
+impl Plaintext {
+    /// A coefficient-form BFV plaintext.
+    pub fn new(data: Vec<u64>) -> Self {
+        Self {
+            parms_id: ParmsId::ZERO,
+            data,
+            scale: 1.0,
+        }
+    }
+
+    fn put_members(&self, m: &mut Vec<u8>) {
+        m.extend_from_slice(&self.parms_id.0);
+        m.put_u64(self.data.len() as u64);
+        m.put_f64(self.scale);
+        wire::put_dynarray(m, &self.data);
+    }
+
+    /// SEAL's `Plaintext::save`.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        let mut m = Vec::new();
+        self.put_members(&mut m);
+        wire::frame(&m, compr_mode)
+    }
+
+    /// SEAL's `Plaintext::load`.
+    pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
+        wire::unframe(bytes, "Plaintext", |r| read_plaintext(ctx, r, "Plaintext"))
+    }
+}
+
+fn read_plaintext(ctx: &SealContext, r: &mut Reader<'_>, what: &'static str) -> Result<Plaintext> {
+    let parms_id = ParmsId(r.array::<32>("parms_id")?);
+    let count = r.u64("coeff_count")?;
+    let scale = r.f64("scale")?;
+    let n = ctx.n();
+    if parms_id == ParmsId::ZERO {
+        if count > n as u64 {
+            return Err(SealError::OversizedCount {
+                what: "plaintext coeff_count",
+                found: count,
+                limit: n as u64,
+            });
+        }
+        let data = wire::read_dynarray(r, "plaintext data", count, None)?;
+        let t = ctx.plain_modulus();
+        if let Some((index, &value)) = data.iter().enumerate().find(|(_, &v)| v >= t) {
+            return Err(SealError::CoefficientOutOfRange {
+                what,
+                index,
+                value,
+                modulus: t,
+            });
+        }
+        Ok(Plaintext {
+            parms_id,
+            data,
+            scale,
+        })
+    } else {
+        let level = ctx.level_or_err(&parms_id, what)?;
+        let expected = (level.coeff_modulus.len() * n) as u64;
+        if count != expected {
+            return Err(SealError::CountMismatch {
+                what: "plaintext coeff_count",
+                found: count,
+                expected,
+            });
+        }
+        let data = wire::read_dynarray(r, "plaintext data", expected, None)?;
+        check_residues(&data, &level.coeff_modulus, n, what)?;
+        Ok(Plaintext {
+            parms_id,
+            data,
+            scale,
+        })
+    }
+}
+
+/// A SEAL secret key: the ternary secret in NTT form at the key level (all primes).
+#[derive(Clone, PartialEq)]
+pub struct SecretKey {
+    /// The key level.
+    pub parms_id: ParmsId,
+    /// `k·n` NTT-form residues, prime after prime.
+    pub data: Vec<u64>,
+}
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SecretKey")
+            .field("parms_id", &self.parms_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for SecretKey {
+    fn drop(&mut self) {
+        self.data.zeroize();
+    }
+}
+
+impl SecretKey {
+    /// SEAL's `SecretKey::save`.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        let mut m = Vec::new();
+        let pt = Plaintext {
+            parms_id: self.parms_id,
+            data: Vec::new(),
+            scale: 1.0,
+        };
+        // Same members as a plaintext, written without copying the secret.
+        m.extend_from_slice(&pt.parms_id.0);
+        m.put_u64(self.data.len() as u64);
+        m.put_f64(pt.scale);
+        wire::put_dynarray(&mut m, &self.data);
+        let out = wire::frame(&m, compr_mode);
+        m.zeroize();
+        out
+    }
+
+    /// SEAL's `SecretKey::load`: must be at the key level.
+    pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
+        let mut pt = wire::unframe(bytes, "SecretKey", |r| read_plaintext(ctx, r, "SecretKey"))?;
+        if pt.parms_id != ctx.key_level().parms_id {
+            pt.data.zeroize();
+            return Err(SealError::WrongLevel {
+                what: "SecretKey",
+                reason: "a secret key must be at the key level".into(),
+            });
+        }
+        Ok(SecretKey {
+            parms_id: pt.parms_id,
+            data: std::mem::take(&mut pt.data),
+        })
+    }
+}
+
+/// A SEAL public key: a two-polynomial NTT-form ciphertext at the key level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PublicKey(pub Ciphertext);
+
+impl PublicKey {
+    /// SEAL's `PublicKey::save`.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        self.0.save(compr_mode)
+    }
+
+    /// SEAL's `PublicKey::load`.
+    pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
+        let ct = wire::unframe(bytes, "PublicKey", |r| read_ciphertext(ctx, r, "PublicKey"))?;
+        check_key_ciphertext(ctx, &ct, "PublicKey")?;
+        Ok(PublicKey(ct))
+    }
+}
+
+fn check_key_ciphertext(ctx: &SealContext, ct: &Ciphertext, what: &'static str) -> Result<()> {
+    if ct.parms_id != ctx.key_level().parms_id {
+        return Err(SealError::WrongLevel {
+            what,
+            reason: "keys live at the key level".into(),
+        });
+    }
+    if !ct.is_ntt_form || ct.size != 2 {
+        return Err(SealError::Invalid {
+            what,
+            reason: format!(
+                "a key is a size-2 NTT-form ciphertext (found size {}, ntt {})",
+                ct.size, ct.is_ntt_form
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// SEAL's `KSwitchKeys`: for each slot, one key per decomposition prime (or none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KSwitchKeys {
+    /// The key level.
+    pub parms_id: ParmsId,
+    /// `keys[slot][i]`: the key for decomposition prime `i`.
+    pub keys: Vec<Vec<PublicKey>>,
+}
+
+impl KSwitchKeys {
+    fn put_members(&self, m: &mut Vec<u8>) {
+        m.extend_from_slice(&self.parms_id.0);
+        m.put_u64(self.keys.len() as u64);
+        for slot in &self.keys {
+            m.put_u64(slot.len() as u64);
+            for key in slot {
+                let mut inner = Vec::new();
+                key.0.put_members(&mut inner);
+                wire::put_nested(m, &inner);
+            }
+        }
+    }
+
+    fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        let mut m = Vec::new();
+        self.put_members(&mut m);
+        wire::frame(&m, compr_mode)
+    }
+
+    fn load(ctx: &SealContext, bytes: &[u8], what: &'static str, max_slots: u64) -> Result<Self> {
+        wire::unframe(bytes, what, |r| {
+            let parms_id = ParmsId(r.array::<32>("parms_id")?);
+            ctx.level_or_err(&parms_id, what)?;
+            if parms_id != ctx.key_level().parms_id {
+                return Err(SealError::WrongLevel {
+                    what,
+                    reason: "key-switching keys live at the key level".into(),
+                });
+            }
+            let slots = r.u64("key count")?;
+            if slots > max_slots {
+                return Err(SealError::OversizedCount {
+                    what: "key count",
+                    found: slots,
+                    limit: max_slots,
+                });
+            }
+            let decomp = ctx.first_level().coeff_modulus.len() as u64;
+            let mut keys = Vec::new();
+            for _ in 0..slots {
+                let parts = r.u64("decomposition count")?;
+                if parts != 0 && parts != decomp {
+                    return Err(SealError::CountMismatch {
+                        what: "decomposition count",
+                        found: parts,
+                        expected: decomp,
+                    });
+                }
+                let mut slot = Vec::new();
+                for _ in 0..parts {
+                    let start = r.offset();
+                    let declared = r.nested_header("PublicKey")?;
+                    let ct = read_ciphertext(ctx, r, "key-switching key")?;
+                    r.check_nested_end("PublicKey", start, declared)?;
+                    check_key_ciphertext(ctx, &ct, "key-switching key")?;
+                    slot.push(PublicKey(ct));
+                }
+                keys.push(slot);
+            }
+            Ok(KSwitchKeys { parms_id, keys })
+        })
+    }
+}
+
+/// SEAL's `RelinKeys`: slot `j` switches from `s^(j+2)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelinKeys(pub KSwitchKeys);
+
+impl RelinKeys {
+    /// SEAL's `RelinKeys::save`.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        self.0.save(compr_mode)
+    }
+
+    /// SEAL's `RelinKeys::load`.
+    pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
+        KSwitchKeys::load(ctx, bytes, "RelinKeys", CIPHERTEXT_SIZE_MAX - 2).map(RelinKeys)
+    }
+}
+
+/// SEAL's `GaloisKeys`: slot `(g-1)/2` switches from `s(x^g)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GaloisKeys(pub KSwitchKeys);
+
+impl GaloisKeys {
+    /// The slot SEAL uses for Galois element `g`.
+    pub const fn index(galois_elt: u32) -> usize {
+        ((galois_elt - 1) >> 1) as usize
+    }
+
+    /// The Galois elements that have keys.
+    pub fn elements(&self) -> Vec<u32> {
+        (0..self.0.keys.len())
+            .filter(|&i| !self.0.keys[i].is_empty())
+            .map(|i| (2 * i + 1) as u32)
+            .collect()
+    }
+
+    /// SEAL's `GaloisKeys::save`.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        self.0.save(compr_mode)
+    }
+
+    /// SEAL's `GaloisKeys::load`.
+    pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
+        KSwitchKeys::load(ctx, bytes, "GaloisKeys", ctx.n() as u64).map(GaloisKeys)
+    }
+}
