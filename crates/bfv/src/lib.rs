@@ -1,0 +1,36 @@
+//! # zeppelin — the BFV device client
+//!
+//! BFV encryption and decryption for microcontrollers (the Zeppelin paper, Sections 2–4):
+//! `#![no_std]`, no allocator, every size fixed at compile time, large tables in `static`s
+//! (flash), every large buffer provided by the caller.
+//!
+//! - [`params`]: the compile-time presets [`Seal4096`] (default, SEAL-compatible) and
+//!   [`Zeppelin4096`] (the paper's four primes).
+//! - [`prng`]: AES-128-CTR keystreams behind [`Keystream`], with the structurally separate
+//!   public ([`PublicPrng`], `prng_a`) and secret ([`SecretPrng`], `prng_e`) states.
+//! - [`sampler`]: uniform by rejection, ternary, discrete Gaussian (constant-time CDT).
+//! - [`encoder`]: SEAL-ordered batch encoding mod `t = 65537` and fixed-point helpers.
+//! - [`Bfv`]: key generation, seeded / classic symmetric / public-key encryption,
+//!   `expand_ct1`, BEHZ decryption at any level, noise budget.
+//!
+//! Secret-dependent code is constant time (masks, no secret-indexed loads, no division); the
+//! rejection sampler runs only on the public stream. Secrets are zeroized on drop. Outside
+//! data (ciphertexts, keys, slots) is checked and refused with an [`Error`].
+#![no_std]
+#![deny(unsafe_code)]
+
+pub mod ciphertext;
+pub mod encoder;
+mod error;
+pub mod keys;
+mod ops;
+pub mod params;
+pub mod prng;
+pub mod sampler;
+
+pub use ciphertext::{Ciphertext, SeededCiphertext};
+pub use error::Error;
+pub use keys::{PublicKey, SecretKey};
+pub use ops::{Bfv, EncryptionSeeds, Workspace};
+pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Zeppelin4096, N, T};
+pub use prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};

@@ -1,0 +1,229 @@
+//! Keystreams and the two structurally separate PRNG states.
+//!
+//! - [`PublicPrng`] (`prng_a`) expands a [`PublicSeed`] into the uniform mask `a` (or `â`).
+//!   Its seed travels with the ciphertext; only the rejection sampler reads it.
+//! - [`SecretPrng`] (`prng_e`) expands a [`SecretSeed`] into secrets and errors (`s`, `u`,
+//!   `e`). It is never serialized, and it and its seed are zeroized when dropped.
+//!
+//! The two are different types, and each sampler takes exactly one of them, so a secret can
+//! never be drawn from the public stream by mistake. The keystream generator itself is behind
+//! [`Keystream`]; [`AesCtr128`] (RustCrypto `aes` + `ctr`, constant-time software AES) is the
+//! default, and a board can plug in its AES peripheral.
+
+use aes::Aes128;
+use ctr::cipher::{KeyIvInit, StreamCipher};
+use rand_core::{CryptoRng, RngCore};
+use zeroize::Zeroize;
+
+/// Bytes in a seed.
+pub const SEED_BYTES: usize = 32;
+
+/// A generator of keystream bytes from a 32-byte seed.
+///
+/// Implementations must be deterministic (same seed, same bytes, on every target) and, for
+/// the secret stream, constant-time. Two instances with the same seed must produce the same
+/// stream however the output is split into [`Keystream::fill`] calls.
+pub trait Keystream: Sized {
+    /// Starts the stream for `seed`.
+    fn from_seed(seed: &[u8; SEED_BYTES]) -> Self;
+    /// Overwrites `out` with the next `out.len()` keystream bytes.
+    fn fill(&mut self, out: &mut [u8]);
+}
+
+/// AES-128 in counter mode: key = `seed[0..16]`, initial counter block = `seed[16..32]`,
+/// incremented as one 128-bit big-endian integer (`ctr::Ctr128BE`). The keystream is the
+/// encryption of the all-zero message. Zeroized on drop (the `zeroize` features of `aes`/`ctr`).
+pub struct AesCtr128 {
+    cipher: ctr::Ctr128BE<Aes128>,
+}
+
+impl Keystream for AesCtr128 {
+    fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
+        let (key, iv) = seed.split_at(16);
+        Self {
+            cipher: ctr::Ctr128BE::<Aes128>::new(key.into(), iv.into()),
+        }
+    }
+
+    fn fill(&mut self, out: &mut [u8]) {
+        out.fill(0);
+        self.cipher.apply_keystream(out);
+    }
+}
+
+/// A public seed: the seed of `prng_a`, sent with the ciphertext (or public key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PublicSeed(pub [u8; SEED_BYTES]);
+
+impl PublicSeed {
+    /// A fresh seed from a cryptographic RNG (the device's TRNG).
+    pub fn generate<R: RngCore + CryptoRng>(rng: &mut R) -> Self {
+        let mut s = [0u8; SEED_BYTES];
+        rng.fill_bytes(&mut s);
+        Self(s)
+    }
+}
+
+/// A secret seed: the seed of `prng_e`. Never serialized by this crate; zeroized on drop;
+/// its `Debug` output does not show the bytes.
+#[derive(Clone)]
+pub struct SecretSeed([u8; SEED_BYTES]);
+
+impl SecretSeed {
+    /// Wraps explicit bytes (for known-answer tests and reproducible runs).
+    pub const fn from_bytes(bytes: [u8; SEED_BYTES]) -> Self {
+        Self(bytes)
+    }
+
+    /// A fresh seed from a cryptographic RNG (the device's TRNG).
+    pub fn generate<R: RngCore + CryptoRng>(rng: &mut R) -> Self {
+        let mut s = Self([0; SEED_BYTES]);
+        rng.fill_bytes(&mut s.0);
+        s
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8; SEED_BYTES] {
+        &self.0
+    }
+}
+
+impl Drop for SecretSeed {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl core::fmt::Debug for SecretSeed {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SecretSeed(..)")
+    }
+}
+
+const BUFFER_BYTES: usize = 64;
+
+/// A keystream read four bytes at a time through a small buffer.
+struct Buffered<S: Keystream> {
+    stream: S,
+    buffer: [u8; BUFFER_BYTES],
+    /// Next unread byte; depends only on how many words were read (public).
+    pos: usize,
+}
+
+impl<S: Keystream> Buffered<S> {
+    fn new(seed: &[u8; SEED_BYTES]) -> Self {
+        Self {
+            stream: S::from_seed(seed),
+            buffer: [0; BUFFER_BYTES],
+            pos: BUFFER_BYTES,
+        }
+    }
+
+    /// The next four keystream bytes as a little-endian word.
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        if self.pos == BUFFER_BYTES {
+            self.stream.fill(&mut self.buffer);
+            self.pos = 0;
+        }
+        let b = &self.buffer;
+        let p = self.pos;
+        let w = u32::from_le_bytes([b[p], b[p + 1], b[p + 2], b[p + 3]]);
+        self.pos = p + 4;
+        w
+    }
+}
+
+/// `prng_a`: the public stream that yields the uniform mask from a [`PublicSeed`].
+pub struct PublicPrng<S: Keystream = AesCtr128> {
+    inner: Buffered<S>,
+}
+
+impl<S: Keystream> PublicPrng<S> {
+    /// Starts the public stream.
+    pub fn new(seed: &PublicSeed) -> Self {
+        Self {
+            inner: Buffered::new(&seed.0),
+        }
+    }
+
+    /// The next keystream word (little-endian).
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        self.inner.next_u32()
+    }
+}
+
+/// `prng_e`: the secret stream that yields secrets and errors from a [`SecretSeed`].
+/// Its buffer is zeroized on drop (and the AES state by the keystream's own drop).
+pub struct SecretPrng<S: Keystream = AesCtr128> {
+    inner: Buffered<S>,
+}
+
+impl<S: Keystream> SecretPrng<S> {
+    /// Starts the secret stream.
+    pub fn new(seed: &SecretSeed) -> Self {
+        Self {
+            inner: Buffered::new(seed.bytes()),
+        }
+    }
+
+    /// The next keystream word (little-endian).
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        self.inner.next_u32()
+    }
+}
+
+impl<S: Keystream> Drop for SecretPrng<S> {
+    fn drop(&mut self) {
+        self.inner.buffer.zeroize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aes_ctr_matches_fips197_block() {
+        // FIPS-197 Appendix C.1: AES-128(key 000102..0f, block 00112233..ff) = 69c4e0d8...
+        let mut seed = [0u8; 32];
+        for (i, b) in seed[..16].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        for (i, b) in seed[16..].iter_mut().enumerate() {
+            *b = (i as u8) * 0x11;
+        }
+        let mut ks = AesCtr128::from_seed(&seed);
+        let mut out = [0u8; 16];
+        ks.fill(&mut out);
+        assert_eq!(
+            out,
+            [
+                0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4,
+                0xc5, 0x5a
+            ]
+        );
+    }
+
+    #[test]
+    fn stream_is_independent_of_split() {
+        let seed = [7u8; 32];
+        let mut a = AesCtr128::from_seed(&seed);
+        let mut whole = [0u8; 200];
+        a.fill(&mut whole);
+        let mut b = AesCtr128::from_seed(&seed);
+        let mut parts = [0u8; 200];
+        b.fill(&mut parts[..3]);
+        b.fill(&mut parts[3..100]);
+        b.fill(&mut parts[100..]);
+        assert_eq!(whole, parts);
+        let mut p = PublicPrng::<AesCtr128>::new(&PublicSeed(seed));
+        for chunk in whole[..200 / 4 * 4].chunks_exact(4) {
+            assert_eq!(
+                p.next_u32(),
+                u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])
+            );
+        }
+    }
+}
