@@ -11,9 +11,12 @@
 #![forbid(unsafe_code)]
 
 mod context;
+mod engine;
 mod error;
+mod kernels;
 pub mod reference;
 pub mod vectors;
 
 pub use context::{Ciphertext, RelinKey, RnsContext, MAX_RING_DIM, MAX_TOWERS, MIN_RING_DIM};
+pub use engine::{tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits};
 pub use error::{EvalMultError, Result};

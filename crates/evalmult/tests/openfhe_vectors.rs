@@ -46,3 +46,30 @@ fn reference_reproduces_tensor2_and_relin() {
         assert_eq!(out.relin.c1, expected[k].c1, "relin1 of pair {k}");
     }
 }
+
+#[test]
+fn engine_reproduces_relin() {
+    let set = load();
+    let expected = set.expected.as_ref().expect("ctk_relin*.bin present");
+    for group in [1, 2] {
+        let engine = zeppelin_evalmult::Engine::with_options(
+            set.context.clone(),
+            &set.key,
+            zeppelin_evalmult::EngineOptions { group, block: 256 },
+        )
+        .unwrap();
+        let results = engine.eval_mult(&set.pairs).unwrap();
+        assert_eq!(&results, expected);
+        // The FPGA's split: digits from outside, tensor and key switch in the engine.
+        let digits: Vec<_> = set
+            .pairs
+            .iter()
+            .map(|(x, y)| {
+                let r = reference::eval_mult(&set.context, &set.key, x, y).unwrap();
+                zeppelin_evalmult::tower_major_digits(&set.context, &r.digits).unwrap()
+            })
+            .collect();
+        let results = engine.relinearize_with_digits(&set.pairs, &digits).unwrap();
+        assert_eq!(&results.to_ciphertexts(), expected);
+    }
+}

@@ -1,0 +1,89 @@
+//! The arithmetic the engine runs, from the shared core: on x86-64 the AVX-512 backend of
+//! `zeppelin-ring` (which itself falls back to the portable code on older CPUs), elsewhere
+//! the portable backend and the scalar definitions below.
+
+use zeppelin_ring::{Modulus, RingError};
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use zeppelin_ring::X86 as Backend;
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) use zeppelin_ring::Portable as Backend;
+
+/// `dst[j] = centred_p(src[j]) mod q`.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn lift_centered(src: &[u32], from: &Modulus, to: &Modulus, dst: &mut [u32]) -> Result<(), RingError> {
+    Backend::lift_centered(src, from, to, dst)
+}
+
+/// `dst[j] = centred_p(src[j]) mod q`.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn lift_centered(src: &[u32], from: &Modulus, to: &Modulus, dst: &mut [u32]) -> Result<(), RingError> {
+    if src.len() != dst.len() {
+        return Err(RingError::LengthMismatch {
+            expected: dst.len(),
+            found: src.len(),
+        });
+    }
+    for (d, &v) in dst.iter_mut().zip(src) {
+        *d = to.reduce_i64(i64::from(from.centered(v)));
+    }
+    Ok(())
+}
+
+/// `out_x[j] = add_x[j] + Σ_i digits[i·stride + j]·key_x[i·stride + j]·2^-32 mod q`.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn key_switch_block(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    digits: &[u32],
+    key_a: &[u32],
+    key_b: &[u32],
+    add_a: &[u32],
+    add_b: &[u32],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> Result<(), RingError> {
+    Backend::key_switch_block(m, count, stride, digits, key_a, key_b, add_a, add_b, out_a, out_b)
+}
+
+/// `out_x[j] = add_x[j] + Σ_i digits[i·stride + j]·key_x[i·stride + j]·2^-32 mod q`.
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn key_switch_block(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    digits: &[u32],
+    key_a: &[u32],
+    key_b: &[u32],
+    add_a: &[u32],
+    add_b: &[u32],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> Result<(), RingError> {
+    let len = out_a.len();
+    let needed = count.saturating_sub(1) * stride + len;
+    for found in [digits.len(), key_a.len(), key_b.len()] {
+        if count > 0 && found < needed {
+            return Err(RingError::LengthMismatch { expected: needed, found });
+        }
+    }
+    for found in [out_b.len(), add_a.len(), add_b.len()] {
+        if found != len {
+            return Err(RingError::LengthMismatch { expected: len, found });
+        }
+    }
+    for j in 0..len {
+        let (mut acc_a, mut acc_b) = (add_a[j], add_b[j]);
+        for i in 0..count {
+            let d = digits[i * stride + j];
+            acc_a = m.add(acc_a, m.mont_mul(d, key_a[i * stride + j]));
+            acc_b = m.add(acc_b, m.mont_mul(d, key_b[i * stride + j]));
+        }
+        out_a[j] = acc_a;
+        out_b[j] = acc_b;
+    }
+    Ok(())
+}
