@@ -18,6 +18,8 @@ extern crate alloc;
 pub mod ct;
 mod error;
 pub mod modulus;
+#[cfg(all(target_arch = "arm", zeppelin_mve))]
+pub mod mve;
 pub mod ntt;
 
 pub use error::RingError;

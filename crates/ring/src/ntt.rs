@@ -372,7 +372,11 @@ impl NttBackend for Portable {
 }
 
 /// The backend chosen for this target: the fastest one available, [`Portable`] otherwise.
+#[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
 pub type Ntt = Portable;
+/// The backend chosen for this target: Helium (MVE), see [`crate::mve`].
+#[cfg(all(target_arch = "arm", zeppelin_mve))]
+pub type Ntt = crate::mve::Mve;
 
 #[inline]
 fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {

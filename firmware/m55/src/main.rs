@@ -6,13 +6,16 @@
 
 mod harness;
 mod meter;
+mod mve_tests;
 mod ring_tests;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use harness::Harness;
+use zeppelin_ring::mve::Mve;
 use zeppelin_ring::Portable;
 
+static mut BUFS: [[u32; ring_tests::N]; 4] = [[0; ring_tests::N]; 4];
 static mut SCRATCH: [u32; ring_tests::N] = [0; ring_tests::N];
 static mut EXPECT: [u32; ring_tests::N] = [0; ring_tests::N];
 
@@ -31,7 +34,12 @@ fn main() -> ! {
             &mut *core::ptr::addr_of_mut!(EXPECT),
         )
     };
+    // SAFETY: as above.
+    let bufs = unsafe { &mut *core::ptr::addr_of_mut!(BUFS) };
     ring_tests::run::<Portable>(&mut h, scratch, expect);
+    ring_tests::run::<Mve>(&mut h, scratch, expect);
+    mve_tests::run(&mut h, bufs);
+    mve_tests::ablation(bufs);
 
     hprintln!("RESULT {} passed, {} failed", h.passed, h.failed);
     if h.failed == 0 {

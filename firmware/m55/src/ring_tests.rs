@@ -19,7 +19,13 @@ macro_rules! table {
 pub const N: usize = 4096;
 
 /// The five primes of the presets (Seal4096 data + special, Zeppelin4096's fourth).
-pub const PRIMES: [u32; 5] = [134_176_769, 134_111_233, 134_012_929, 133_963_777, 268_369_921];
+pub const PRIMES: [u32; 5] = [
+    134_176_769,
+    134_111_233,
+    134_012_929,
+    133_963_777,
+    268_369_921,
+];
 
 pub static TABLES: [NttTable<[u32; N]>; 5] = [
     table!(134_176_769, 4096),
@@ -107,7 +113,11 @@ fn product_test<B: NttBackend, const M: usize>(
             .and(B::inverse(view, &mut prod));
         ok &= r.is_ok() && prod == expect;
     }
-    h.check(name, ok, format_args!("NTT product != schoolbook (q = {q}, n = {M})"));
+    h.check(
+        name,
+        ok,
+        format_args!("NTT product != schoolbook (q = {q}, n = {M})"),
+    );
 }
 
 /// NTT products against schoolbook for small n, and the n = 4096 vectors, for backend `B`.
@@ -119,10 +129,30 @@ pub fn run<B: NttBackend>(h: &mut Harness, scratch: &mut [u32; N], expect: &mut 
     let big_16 = table!(1_061_093_377, 16);
     let prefix = B::NAME;
     let mut name = heapless_name();
-    product_test::<B, 64>(h, name.set(prefix, " ntt schoolbook q=7681 n=64"), &small7681_64.view(), &mut rng);
-    product_test::<B, 256>(h, name.set(prefix, " ntt schoolbook q=7681 n=256"), &small7681_256.view(), &mut rng);
-    product_test::<B, 64>(h, name.set(prefix, " ntt schoolbook q=134176769 n=64"), &big_64.view(), &mut rng);
-    product_test::<B, 16>(h, name.set(prefix, " ntt schoolbook q=1061093377 n=16"), &big_16.view(), &mut rng);
+    product_test::<B, 64>(
+        h,
+        name.set(prefix, " ntt schoolbook q=7681 n=64"),
+        &small7681_64.view(),
+        &mut rng,
+    );
+    product_test::<B, 256>(
+        h,
+        name.set(prefix, " ntt schoolbook q=7681 n=256"),
+        &small7681_256.view(),
+        &mut rng,
+    );
+    product_test::<B, 64>(
+        h,
+        name.set(prefix, " ntt schoolbook q=134176769 n=64"),
+        &big_64.view(),
+        &mut rng,
+    );
+    product_test::<B, 16>(
+        h,
+        name.set(prefix, " ntt schoolbook q=1061093377 n=16"),
+        &big_16.view(),
+        &mut rng,
+    );
 
     for (i, (table, (input, fwd))) in TABLES.iter().zip(VECTORS.iter()).enumerate() {
         let view = table.view();
@@ -154,7 +184,10 @@ pub struct Name {
 }
 
 pub const fn heapless_name() -> Name {
-    Name { buf: [0; 96], len: 0 }
+    Name {
+        buf: [0; 96],
+        len: 0,
+    }
 }
 
 impl Name {

@@ -1,0 +1,1115 @@
+//! Helium (Arm MVE) backend for Cortex-M55-class cores: four-lane Montgomery butterflies in
+//! `core::arch::asm!`, a blocked schedule, and a range auditor that certifies every lazy
+//! intermediate before a transform runs.
+//!
+//! Compiled only for `target_arch = "arm"` with `--cfg zeppelin_mve` (set together with
+//! `-C target-feature=+mve`; stable Rust exposes no `target_feature = "mve"` cfg). The
+//! firmware in `firmware/m55` sets both.
+//!
+//! # Results
+//!
+//! Bit-identical to [`Portable`]: both return canonical values in `[0, q)` of the same
+//! evaluation map, and the intermediate values differ only by multiples of `q`. Tested on
+//! target (`firmware/m55`) against `Portable` over thousands of random inputs and against
+//! host-computed evaluations.
+//!
+//! # Butterflies
+//!
+//! Montgomery products use the *subtractive* form: with `q' = q^-1 mod 2^32` and a twiddle
+//! `w < q` (Montgomery form), `m = lo(y·w)·q' mod 2^32` makes `y·w − m·q` divisible by
+//! `2^32`, so `hi(y·w) − hi(m·q)` is exact (no carry to recover) and lies in
+//! `(−q, y·w/2^32]`. Per four lanes: `vmulh.u32`, `vmul.i32` (by `w·q'`, one scalar),
+//! `vmulh.u32`, `vsub.i32`. The reduction `x − 2q if x ≥ 2q` is `vmin.u32(x, x − 2q)`:
+//! when `x < 2q` the subtraction wraps to a larger value. No branch, no predication.
+//!
+//! - forward (Cooley–Tukey): `u = reduce(x, 2q) + q`, `d = hi(y·w) − hi(m·q)`,
+//!   `x' = u + d`, `y' = u − d`; values stay below `4q`.
+//! - inverse (Gentleman–Sande): `x' = reduce(x + y, 2q)`, `y' = mont(x + 2q − y, w)`;
+//!   values stay below `2q`.
+//!
+//! # Schedule
+//!
+//! `n = R × 64` is processed as the paper's 64-column blocking without its transposes:
+//! the first `log2(n) − 6` layers run on **column strips** of 8 columns (each butterfly
+//! reads two contiguous 32-byte pieces of two rows; all those layers finish on one strip
+//! before the next), then the last 6 layers run as one **row kernel call per contiguous
+//! 64-coefficient (256-byte) row**: four vector layers with a broadcast twiddle, then the
+//! last two layers in registers after a `vld4` de-interleave (per-lane twiddles from
+//! `vldrw`/`vld2`), with the final canonicalisation fused before the `vst4`. The inverse
+//! runs the mirror image. The paper's four-step pays three transposes (10% of its forward
+//! transform); strided access here is confined to the strip pass, whose every vector access
+//! is still a contiguous 16-byte piece of a row.
+//!
+//! # Range auditor
+//!
+//! [`Schedule::forward`] / [`Schedule::inverse`] build the step list the executor runs and
+//! walk it with exact worst-case bounds for the given `q` (as integers, not in units of
+//! `q`), checking every intermediate a kernel forms against [`RANGE_LIMIT`] (2^31: one bit
+//! of margin below the 32-bit lanes, so values are also non-negative as `i32`). A schedule
+//! that cannot be certified is refused ([`RangeError`]) and the backend falls back to
+//! [`Portable`] for that call; it never runs uncertified. For the presets' primes (< 2^28)
+//! the largest intermediate is below `4q < 2^30`. The `const` assertions below certify the
+//! schedule at compile time for every `q < 2^29` (the worst case is the largest `q`).
+
+#![allow(unsafe_code)]
+
+use core::arch::asm;
+
+use crate::error::RingError;
+use crate::modulus::Modulus;
+use crate::ntt::{NttBackend, NttView, Portable};
+
+/// Every certified intermediate is below this bound (one bit of margin below 2^32).
+pub const RANGE_LIMIT: u64 = 1 << 31;
+
+/// Length of one row kernel call, in coefficients (256 bytes).
+pub const ROW: usize = 64;
+/// Columns per strip in the strip pass: two 4-lane vectors per row.
+const STRIP: usize = 8;
+/// Most steps a schedule has: one per layer (`log2 n <= 17`) plus the fused tail.
+const MAX_STEPS: usize = 20;
+
+/// Why a schedule was refused by the range auditor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeError {
+    /// The degree is not supported by the vector schedule (needs `16 <= n`, a power of two).
+    Degree {
+        /// The degree asked for.
+        degree: usize,
+    },
+    /// An intermediate may reach `bound` (exclusive) at step `step`, above [`RANGE_LIMIT`].
+    Overflow {
+        /// Index of the offending step.
+        step: usize,
+        /// Its worst-case exclusive bound.
+        bound: u64,
+    },
+    /// A subtraction may go negative or a final reduction may leave `[0, q)` at `step`.
+    Underflow {
+        /// Index of the offending step.
+        step: usize,
+    },
+}
+
+impl core::fmt::Display for RangeError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Degree { degree } => {
+                write!(f, "degree {degree} not supported by the MVE schedule")
+            }
+            Self::Overflow { step, bound } => {
+                write!(f, "step {step}: intermediate may reach {bound} >= 2^31")
+            }
+            Self::Underflow { step } => write!(f, "step {step}: range not certified"),
+        }
+    }
+}
+
+/// One step of a schedule: a butterfly layer (identified by its half-distance) and where it
+/// runs, or the fused last-two-layer kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A layer with butterfly distance `half >= ROW`, run on 8-column strips.
+    Strip {
+        /// Butterfly distance in coefficients.
+        half: usize,
+    },
+    /// A layer with `4 <= half < ROW`, inside one row, broadcast twiddle per group.
+    Row {
+        /// Butterfly distance in coefficients.
+        half: usize,
+    },
+    /// The two layers `half = 2, 1` on de-interleaved registers (`vld4`), per-lane
+    /// twiddles; forward: canonicalised to `[0, q)` before the store.
+    Quad,
+    /// Inverse only: multiply by `n^-1` and canonicalise.
+    Scale,
+}
+
+/// A certified schedule: the steps the executor runs, in order, and the largest
+/// intermediate bound found by the auditor. Only [`Schedule::forward`] and
+/// [`Schedule::inverse`] make one, so an uncertified schedule cannot run.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    steps: [Step; MAX_STEPS],
+    len: usize,
+    /// The largest exclusive bound of any intermediate, over all steps.
+    pub max_bound: u64,
+}
+
+/// `max floor(a·b / 2^32)` for `a < a_excl`, `b < b_excl`.
+const fn hi_max(a_excl: u64, b_excl: u64) -> u64 {
+    ((a_excl - 1) * (b_excl - 1)) >> 32
+}
+
+const fn max(a: u64, b: u64) -> u64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Exclusive bound after `vmin.u32(x, x - m)` for `x < b`: `x - m` if `x >= m`, else `x`.
+/// Valid for any `m < 2^32` (the wrapped `x - m` exceeds `x` exactly when `x < m`).
+const fn reduce_bound(b: u64, m: u64) -> u64 {
+    if b > m {
+        max(m, b - m)
+    } else {
+        b
+    }
+}
+
+impl Schedule {
+    const fn steps_for(log_n: u32, forward: bool) -> Result<Self, RangeError> {
+        let n = 1usize << log_n;
+        if log_n < 4 || log_n > 17 {
+            return Err(RangeError::Degree { degree: n });
+        }
+        let mut steps = [Step::Scale; MAX_STEPS];
+        let mut len = 0;
+        let row = if n < ROW { n } else { ROW };
+        // Forward: halves from n/2 down; the inverse runs the same layers upwards.
+        let mut layer_halves = [0usize; MAX_STEPS];
+        let mut k = 0;
+        let mut half = n / 2;
+        while half >= 4 {
+            layer_halves[k] = half;
+            k += 1;
+            half /= 2;
+        }
+        if forward {
+            let mut i = 0;
+            while i < k {
+                let h = layer_halves[i];
+                steps[len] = if h >= row {
+                    Step::Strip { half: h }
+                } else {
+                    Step::Row { half: h }
+                };
+                len += 1;
+                i += 1;
+            }
+            steps[len] = Step::Quad;
+            len += 1;
+        } else {
+            steps[len] = Step::Quad;
+            len += 1;
+            let mut i = k;
+            while i > 0 {
+                i -= 1;
+                let h = layer_halves[i];
+                steps[len] = if h >= row {
+                    Step::Strip { half: h }
+                } else {
+                    Step::Row { half: h }
+                };
+                len += 1;
+            }
+            steps[len] = Step::Scale;
+            len += 1;
+        }
+        Ok(Self {
+            steps,
+            len,
+            max_bound: 0,
+        })
+    }
+
+    /// Builds the forward schedule for `n = 2^log_n` and certifies its ranges for `q`.
+    pub const fn forward(q: u32, log_n: u32) -> Result<Self, RangeError> {
+        let mut s = match Self::steps_for(log_n, true) {
+            Ok(s) => s,
+            Err(e) => return Err(e),
+        };
+        let q = q as u64;
+        let mut worst = 0u64;
+        // Inputs are canonical.
+        let mut b = q;
+        let mut i = 0;
+        while i < s.len {
+            let layers = match s.steps[i] {
+                Step::Quad => 2,
+                _ => 1,
+            };
+            let mut l = 0;
+            while l < layers {
+                // u = reduce(x, 2q) + q; d in [-(q-1), dmax]; x' = u + d; y' = u - d.
+                let u = reduce_bound(b, 2 * q) + q;
+                let dmax = hi_max(b, q);
+                if dmax + 1 > q {
+                    return Err(RangeError::Underflow { step: i });
+                }
+                let x_next = u + dmax;
+                let y_next = u + q - 1;
+                let step_max = max(max(b, u), max(x_next, y_next));
+                if step_max > RANGE_LIMIT {
+                    return Err(RangeError::Overflow {
+                        step: i,
+                        bound: step_max,
+                    });
+                }
+                worst = max(worst, step_max);
+                b = max(x_next, y_next);
+                l += 1;
+            }
+            if let Step::Quad = s.steps[i] {
+                // Fused canonicalisation: reduce by 2q, then by q, must land in [0, q).
+                if reduce_bound(reduce_bound(b, 2 * q), q) > q {
+                    return Err(RangeError::Underflow { step: i });
+                }
+                b = q;
+            }
+            i += 1;
+        }
+        if b > q {
+            return Err(RangeError::Underflow { step: s.len });
+        }
+        s.max_bound = worst;
+        Ok(s)
+    }
+
+    /// Builds the inverse schedule for `n = 2^log_n` and certifies its ranges for `q`.
+    pub const fn inverse(q: u32, log_n: u32) -> Result<Self, RangeError> {
+        let mut s = match Self::steps_for(log_n, false) {
+            Ok(s) => s,
+            Err(e) => return Err(e),
+        };
+        let q = q as u64;
+        let mut worst = 0u64;
+        let mut b = q;
+        let mut i = 0;
+        while i < s.len {
+            match s.steps[i] {
+                Step::Scale => {
+                    // mont(x, n^-1): hi(x·w) + q - hi(m·q) in [1, q + hi_max]; one reduce by q.
+                    let t = q + hi_max(b, q) + 1;
+                    worst = max(worst, t);
+                    if t > 2 * q || t > RANGE_LIMIT {
+                        return Err(RangeError::Underflow { step: i });
+                    }
+                    b = q;
+                }
+                step => {
+                    let layers = match step {
+                        Step::Quad => 2,
+                        _ => 1,
+                    };
+                    let mut l = 0;
+                    while l < layers {
+                        // x' = reduce(x + y, 2q); t = x + 2q - y (needs y < 2q + 1 > 0... y <= 2q);
+                        // y' = hi(t·w) + q - hi(m·q).
+                        if b > 2 * q {
+                            return Err(RangeError::Underflow { step: i });
+                        }
+                        let sum = 2 * b - 1;
+                        let x_next = reduce_bound(sum, 2 * q);
+                        let t = b + 2 * q;
+                        let y_next = q + hi_max(t, q) + 1;
+                        let step_max = max(max(sum, t), max(x_next, y_next + q));
+                        if step_max > RANGE_LIMIT {
+                            return Err(RangeError::Overflow {
+                                step: i,
+                                bound: step_max,
+                            });
+                        }
+                        worst = max(worst, step_max);
+                        b = max(x_next, y_next);
+                        l += 1;
+                    }
+                }
+            }
+            i += 1;
+        }
+        if b > q {
+            return Err(RangeError::Underflow { step: s.len });
+        }
+        s.max_bound = worst;
+        Ok(s)
+    }
+
+    /// The certified steps, in execution order.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps[..self.len]
+    }
+}
+
+/// Certifies the pointwise product kernel for `q`: two subtractive Montgomery products then
+/// one reduction; returns the largest intermediate bound.
+pub const fn certify_pointwise(q: u32) -> Result<u64, RangeError> {
+    let q = q as u64;
+    let t = q + hi_max(q, q) + 1; // mont(a, b), a, b < q
+    let h = q + hi_max(t, q) + 1; // mont(t, r2)
+    let acc = 2 * q; // acc + product before the last reduction (mul_add)
+    let worst = max(max(t, h + q), acc);
+    if h > 2 * q || worst > RANGE_LIMIT {
+        return Err(RangeError::Overflow {
+            step: 0,
+            bound: worst,
+        });
+    }
+    Ok(worst)
+}
+
+/// Largest modulus the MVE schedule certifies at every supported degree.
+pub const MAX_CERTIFIED_MODULUS: u32 = (1 << 29) - 1;
+
+// Compile-time certificates: the worst case over q is the largest q (every bound grows with
+// q), at the longest schedule; and the auditor refuses a modulus past the limit.
+const _: () = assert!(Schedule::forward(MAX_CERTIFIED_MODULUS, 17).is_ok());
+const _: () = assert!(Schedule::inverse(MAX_CERTIFIED_MODULUS, 17).is_ok());
+const _: () = assert!(Schedule::forward(MAX_CERTIFIED_MODULUS, 4).is_ok());
+const _: () = assert!(Schedule::inverse(MAX_CERTIFIED_MODULUS, 4).is_ok());
+const _: () = assert!(certify_pointwise(MAX_CERTIFIED_MODULUS).is_ok());
+const _: () = assert!(Schedule::forward((1 << 30) - 35, 12).is_err());
+
+/// Scalar constants every kernel needs.
+#[derive(Clone, Copy)]
+struct Consts {
+    q: u32,
+    two_q: u32,
+    /// `q^-1 mod 2^32`.
+    q_inv: u32,
+}
+
+impl Consts {
+    fn new(m: &Modulus) -> Self {
+        let q = m.value();
+        Self {
+            q,
+            two_q: 2 * q,
+            q_inv: m.q_inv_neg().wrapping_neg(),
+        }
+    }
+
+    /// `w·q^-1 mod 2^32`: multiplying a lane by it gives the Montgomery quotient directly.
+    #[inline(always)]
+    fn quotient_factor(&self, w: u32) -> u32 {
+        w.wrapping_mul(self.q_inv)
+    }
+}
+
+/// Forward butterflies on two 4-lane vector pairs sharing one twiddle:
+/// `(x[0..4], y[0..4])` and `(x[4..8], y[4..8])`.
+///
+/// # Safety
+/// `x` and `y` must each be valid for reading and writing 8 `u32`, not overlapping.
+#[inline(always)]
+unsafe fn ct2(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
+    let wq = c.quotient_factor(w);
+    // SAFETY: the caller guarantees both 32-byte ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vldrw.u32 q0, [{x}]",
+            "vldrw.u32 q1, [{x}, #16]",
+            "vldrw.u32 q2, [{y}]",
+            "vldrw.u32 q3, [{y}, #16]",
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            // d = hi(y·w) - hi(m·q), m = y·(w·q^-1)
+            "vmulh.u32 q4, q2, q6",
+            "vmulh.u32 q5, q3, q6",
+            "vmul.i32 q2, q2, {wq}",
+            "vmul.i32 q3, q3, {wq}",
+            "vmulh.u32 q2, q2, q7",
+            "vmulh.u32 q3, q3, q7",
+            "vsub.i32 q4, q4, q2",
+            "vsub.i32 q5, q5, q3",
+            // u = min(x, x - 2q) + q
+            "vsub.i32 q2, q0, {tq}",
+            "vsub.i32 q3, q1, {tq}",
+            "vmin.u32 q0, q0, q2",
+            "vmin.u32 q1, q1, q3",
+            "vadd.i32 q0, q0, {q}",
+            "vadd.i32 q1, q1, {q}",
+            // y' = u - d, x' = u + d
+            "vsub.i32 q2, q0, q4",
+            "vsub.i32 q3, q1, q5",
+            "vadd.i32 q0, q0, q4",
+            "vadd.i32 q1, q1, q5",
+            "vstrw.32 q0, [{x}]",
+            "vstrw.32 q1, [{x}, #16]",
+            "vstrw.32 q2, [{y}]",
+            "vstrw.32 q3, [{y}, #16]",
+            x = in(reg) x,
+            y = in(reg) y,
+            w = in(reg) w,
+            wq = in(reg) wq,
+            q = in(reg) c.q,
+            tq = in(reg) c.two_q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Forward butterfly on one 4-lane vector pair: `(x[0..4], y[0..4])`.
+///
+/// # Safety
+/// `x` and `y` must each be valid for reading and writing 4 `u32`, not overlapping.
+#[inline(always)]
+unsafe fn ct1(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
+    let wq = c.quotient_factor(w);
+    // SAFETY: the caller guarantees both 16-byte ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vldrw.u32 q0, [{x}]",
+            "vldrw.u32 q2, [{y}]",
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            "vmulh.u32 q4, q2, q6",
+            "vmul.i32 q2, q2, {wq}",
+            "vmulh.u32 q2, q2, q7",
+            "vsub.i32 q4, q4, q2",
+            "vsub.i32 q2, q0, {tq}",
+            "vmin.u32 q0, q0, q2",
+            "vadd.i32 q0, q0, {q}",
+            "vsub.i32 q2, q0, q4",
+            "vadd.i32 q0, q0, q4",
+            "vstrw.32 q0, [{x}]",
+            "vstrw.32 q2, [{y}]",
+            x = in(reg) x,
+            y = in(reg) y,
+            w = in(reg) w,
+            wq = in(reg) wq,
+            q = in(reg) c.q,
+            tq = in(reg) c.two_q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// The last two forward layers (`half = 2`, then `half = 1`) on 16 coefficients,
+/// de-interleaved by `vld4` so that every butterfly is lane-wise, then canonicalised.
+/// `tw2`: the 4 twiddles of layer `half = 2`; `tw1`: the 8 of layer `half = 1`.
+///
+/// # Safety
+/// `a` valid for reading and writing 16 `u32`; `tw2` for reading 4, `tw1` for reading 8.
+#[inline(always)]
+unsafe fn ct_quad(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vld40.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vld41.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vld42.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vld43.32 {{q0, q1, q2, q3}}, [{a}]",
+            // lane k of q0..q3 holds a[4k..4k+4]; layer half = 2 pairs (q0,q2), (q1,q3).
+            "vldrw.u32 q4, [{tw2}]",
+            "vdup.32 q7, {q}",
+            "vmul.i32 q6, q4, {qi}",
+            // (q0, q2), twiddle lanes q4, quotient factors q6, temp q5
+            "vmulh.u32 q5, q2, q4",
+            "vmul.i32 q2, q2, q6",
+            "vmulh.u32 q2, q2, q7",
+            "vsub.i32 q5, q5, q2",
+            "vsub.i32 q2, q0, {tq}",
+            "vmin.u32 q0, q0, q2",
+            "vadd.i32 q0, q0, {q}",
+            "vsub.i32 q2, q0, q5",
+            "vadd.i32 q0, q0, q5",
+            // (q1, q3)
+            "vmulh.u32 q5, q3, q4",
+            "vmul.i32 q3, q3, q6",
+            "vmulh.u32 q3, q3, q7",
+            "vsub.i32 q5, q5, q3",
+            "vsub.i32 q3, q1, {tq}",
+            "vmin.u32 q1, q1, q3",
+            "vadd.i32 q1, q1, {q}",
+            "vsub.i32 q3, q1, q5",
+            "vadd.i32 q1, q1, q5",
+            // layer half = 1 pairs (q0,q1) with even twiddles, (q2,q3) with odd ones.
+            "vld20.32 {{q4, q5}}, [{tw1}]",
+            "vld21.32 {{q4, q5}}, [{tw1}]",
+            // (q0, q1), twiddle lanes q4, temp q6
+            "vmulh.u32 q6, q1, q4",
+            "vmul.i32 q1, q1, q4",
+            "vmul.i32 q1, q1, {qi}",
+            "vmulh.u32 q1, q1, q7",
+            "vsub.i32 q6, q6, q1",
+            "vsub.i32 q1, q0, {tq}",
+            "vmin.u32 q0, q0, q1",
+            "vadd.i32 q0, q0, {q}",
+            "vsub.i32 q1, q0, q6",
+            "vadd.i32 q0, q0, q6",
+            // (q2, q3), twiddle lanes q5, temp q6
+            "vmulh.u32 q6, q3, q5",
+            "vmul.i32 q3, q3, q5",
+            "vmul.i32 q3, q3, {qi}",
+            "vmulh.u32 q3, q3, q7",
+            "vsub.i32 q6, q6, q3",
+            "vsub.i32 q3, q2, {tq}",
+            "vmin.u32 q2, q2, q3",
+            "vadd.i32 q2, q2, {q}",
+            "vsub.i32 q3, q2, q6",
+            "vadd.i32 q2, q2, q6",
+            // canonicalise: x < 4q -> reduce by 2q -> reduce by q
+            "vsub.i32 q4, q0, {tq}",
+            "vsub.i32 q5, q1, {tq}",
+            "vmin.u32 q0, q0, q4",
+            "vmin.u32 q1, q1, q5",
+            "vsub.i32 q4, q2, {tq}",
+            "vsub.i32 q5, q3, {tq}",
+            "vmin.u32 q2, q2, q4",
+            "vmin.u32 q3, q3, q5",
+            "vsub.i32 q4, q0, {q}",
+            "vsub.i32 q5, q1, {q}",
+            "vmin.u32 q0, q0, q4",
+            "vmin.u32 q1, q1, q5",
+            "vsub.i32 q4, q2, {q}",
+            "vsub.i32 q5, q3, {q}",
+            "vmin.u32 q2, q2, q4",
+            "vmin.u32 q3, q3, q5",
+            "vst40.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vst41.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vst42.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vst43.32 {{q0, q1, q2, q3}}, [{a}]",
+            a = in(reg) a,
+            tw2 = in(reg) tw2,
+            tw1 = in(reg) tw1,
+            qi = in(reg) c.q_inv,
+            q = in(reg) c.q,
+            tq = in(reg) c.two_q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Inverse butterflies on two 4-lane vector pairs sharing one twiddle.
+///
+/// # Safety
+/// As [`ct2`].
+#[inline(always)]
+unsafe fn gs2(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
+    let wq = c.quotient_factor(w);
+    // SAFETY: the caller guarantees both 32-byte ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vldrw.u32 q0, [{x}]",
+            "vldrw.u32 q1, [{x}, #16]",
+            "vldrw.u32 q2, [{y}]",
+            "vldrw.u32 q3, [{y}, #16]",
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            // t = x + 2q - y; s = x + y
+            "vsub.i32 q4, q0, q2",
+            "vsub.i32 q5, q1, q3",
+            "vadd.i32 q0, q0, q2",
+            "vadd.i32 q1, q1, q3",
+            "vadd.i32 q4, q4, {tq}",
+            "vadd.i32 q5, q5, {tq}",
+            // x' = min(s, s - 2q)
+            "vsub.i32 q2, q0, {tq}",
+            "vsub.i32 q3, q1, {tq}",
+            "vmin.u32 q0, q0, q2",
+            "vmin.u32 q1, q1, q3",
+            // y' = hi(t·w) + q - hi(m·q)
+            "vmulh.u32 q2, q4, q6",
+            "vmulh.u32 q3, q5, q6",
+            "vmul.i32 q4, q4, {wq}",
+            "vmul.i32 q5, q5, {wq}",
+            "vmulh.u32 q4, q4, q7",
+            "vmulh.u32 q5, q5, q7",
+            "vadd.i32 q2, q2, {q}",
+            "vadd.i32 q3, q3, {q}",
+            "vsub.i32 q2, q2, q4",
+            "vsub.i32 q3, q3, q5",
+            "vstrw.32 q0, [{x}]",
+            "vstrw.32 q1, [{x}, #16]",
+            "vstrw.32 q2, [{y}]",
+            "vstrw.32 q3, [{y}, #16]",
+            x = in(reg) x,
+            y = in(reg) y,
+            w = in(reg) w,
+            wq = in(reg) wq,
+            q = in(reg) c.q,
+            tq = in(reg) c.two_q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Inverse butterfly on one 4-lane vector pair.
+///
+/// # Safety
+/// As [`ct1`].
+#[inline(always)]
+unsafe fn gs1(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
+    let wq = c.quotient_factor(w);
+    // SAFETY: the caller guarantees both 16-byte ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vldrw.u32 q0, [{x}]",
+            "vldrw.u32 q2, [{y}]",
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            "vsub.i32 q4, q0, q2",
+            "vadd.i32 q0, q0, q2",
+            "vadd.i32 q4, q4, {tq}",
+            "vsub.i32 q2, q0, {tq}",
+            "vmin.u32 q0, q0, q2",
+            "vmulh.u32 q2, q4, q6",
+            "vmul.i32 q4, q4, {wq}",
+            "vmulh.u32 q4, q4, q7",
+            "vadd.i32 q2, q2, {q}",
+            "vsub.i32 q2, q2, q4",
+            "vstrw.32 q0, [{x}]",
+            "vstrw.32 q2, [{y}]",
+            x = in(reg) x,
+            y = in(reg) y,
+            w = in(reg) w,
+            wq = in(reg) wq,
+            q = in(reg) c.q,
+            tq = in(reg) c.two_q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// The first two inverse layers (`half = 1`, then `half = 2`) on 16 coefficients,
+/// de-interleaved by `vld4`. `tw1`: the 8 twiddles of layer `half = 1`; `tw2`: the 4 of
+/// layer `half = 2`.
+///
+/// # Safety
+/// As [`ct_quad`].
+#[inline(always)]
+unsafe fn gs_quad(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vld40.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vld41.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vld42.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vld43.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vdup.32 q7, {q}",
+            "vld20.32 {{q4, q5}}, [{tw1}]",
+            "vld21.32 {{q4, q5}}, [{tw1}]",
+            // half = 1: (q0, q1) with q4, temp q6
+            "vsub.i32 q6, q0, q1",
+            "vadd.i32 q0, q0, q1",
+            "vadd.i32 q6, q6, {tq}",
+            "vsub.i32 q1, q0, {tq}",
+            "vmin.u32 q0, q0, q1",
+            "vmulh.u32 q1, q6, q4",
+            "vmul.i32 q6, q6, q4",
+            "vmul.i32 q6, q6, {qi}",
+            "vmulh.u32 q6, q6, q7",
+            "vadd.i32 q1, q1, {q}",
+            "vsub.i32 q1, q1, q6",
+            // (q2, q3) with q5, temp q6
+            "vsub.i32 q6, q2, q3",
+            "vadd.i32 q2, q2, q3",
+            "vadd.i32 q6, q6, {tq}",
+            "vsub.i32 q3, q2, {tq}",
+            "vmin.u32 q2, q2, q3",
+            "vmulh.u32 q3, q6, q5",
+            "vmul.i32 q6, q6, q5",
+            "vmul.i32 q6, q6, {qi}",
+            "vmulh.u32 q6, q6, q7",
+            "vadd.i32 q3, q3, {q}",
+            "vsub.i32 q3, q3, q6",
+            // half = 2: (q0, q2), (q1, q3) with the lanes of tw2 (q4), factors q5, temp q6
+            "vldrw.u32 q4, [{tw2}]",
+            "vmul.i32 q5, q4, {qi}",
+            "vsub.i32 q6, q0, q2",
+            "vadd.i32 q0, q0, q2",
+            "vadd.i32 q6, q6, {tq}",
+            "vsub.i32 q2, q0, {tq}",
+            "vmin.u32 q0, q0, q2",
+            "vmulh.u32 q2, q6, q4",
+            "vmul.i32 q6, q6, q5",
+            "vmulh.u32 q6, q6, q7",
+            "vadd.i32 q2, q2, {q}",
+            "vsub.i32 q2, q2, q6",
+            "vsub.i32 q6, q1, q3",
+            "vadd.i32 q1, q1, q3",
+            "vadd.i32 q6, q6, {tq}",
+            "vsub.i32 q3, q1, {tq}",
+            "vmin.u32 q1, q1, q3",
+            "vmulh.u32 q3, q6, q4",
+            "vmul.i32 q6, q6, q5",
+            "vmulh.u32 q6, q6, q7",
+            "vadd.i32 q3, q3, {q}",
+            "vsub.i32 q3, q3, q6",
+            "vst40.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vst41.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vst42.32 {{q0, q1, q2, q3}}, [{a}]",
+            "vst43.32 {{q0, q1, q2, q3}}, [{a}]",
+            a = in(reg) a,
+            tw2 = in(reg) tw2,
+            tw1 = in(reg) tw1,
+            qi = in(reg) c.q_inv,
+            q = in(reg) c.q,
+            tq = in(reg) c.two_q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// `a[i] = mont(a[i], w)` reduced to `[0, q)` on 8 coefficients (the inverse's `n^-1`).
+///
+/// # Safety
+/// `a` valid for reading and writing 8 `u32`.
+#[inline(always)]
+unsafe fn scale2(a: *mut u32, w: u32, c: &Consts) {
+    let wq = c.quotient_factor(w);
+    // SAFETY: the caller guarantees the range; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vldrw.u32 q0, [{a}]",
+            "vldrw.u32 q1, [{a}, #16]",
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            "vmulh.u32 q2, q0, q6",
+            "vmulh.u32 q3, q1, q6",
+            "vmul.i32 q0, q0, {wq}",
+            "vmul.i32 q1, q1, {wq}",
+            "vmulh.u32 q0, q0, q7",
+            "vmulh.u32 q1, q1, q7",
+            "vadd.i32 q2, q2, {q}",
+            "vadd.i32 q3, q3, {q}",
+            "vsub.i32 q2, q2, q0",
+            "vsub.i32 q3, q3, q1",
+            "vsub.i32 q0, q2, {q}",
+            "vsub.i32 q1, q3, {q}",
+            "vmin.u32 q2, q2, q0",
+            "vmin.u32 q3, q3, q1",
+            "vstrw.32 q2, [{a}]",
+            "vstrw.32 q3, [{a}, #16]",
+            a = in(reg) a,
+            w = in(reg) w,
+            wq = in(reg) wq,
+            q = in(reg) c.q,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// `out[0..4] = a·b mod q` (and, with `ACC`, `out[0..4] = out + a·b mod q`), canonical.
+///
+/// # Safety
+/// `a`, `b` valid for reading 4 `u32`; `out` for reading and writing 4.
+#[inline(always)]
+unsafe fn pointwise4<const ACC: bool>(
+    a: *const u32,
+    b: *const u32,
+    out: *mut u32,
+    r2: u32,
+    r2q: u32,
+    c: &Consts,
+) {
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
+    unsafe {
+        asm!(
+            "vldrw.u32 q0, [{a}]",
+            "vldrw.u32 q1, [{b}]",
+            "vdup.32 q7, {q}",
+            "vdup.32 q6, {r2}",
+            // t = mont(a, b) in [1, 2q)
+            "vmulh.u32 q2, q0, q1",
+            "vmul.i32 q0, q0, q1",
+            "vmul.i32 q0, q0, {qi}",
+            "vmulh.u32 q0, q0, q7",
+            "vadd.i32 q2, q2, {q}",
+            "vsub.i32 q2, q2, q0",
+            // h = mont(t, 2^64 mod q) = a·b mod q, in [1, 2q)
+            "vmulh.u32 q1, q2, q6",
+            "vmul.i32 q2, q2, {r2q}",
+            "vmulh.u32 q2, q2, q7",
+            "vadd.i32 q1, q1, {q}",
+            "vsub.i32 q1, q1, q2",
+            "vsub.i32 q2, q1, {q}",
+            "vmin.u32 q1, q1, q2",
+            ".if {acc}",
+            "vldrw.u32 q3, [{out}]",
+            "vadd.i32 q1, q1, q3",
+            "vsub.i32 q2, q1, {q}",
+            "vmin.u32 q1, q1, q2",
+            ".endif",
+            "vstrw.32 q1, [{out}]",
+            a = in(reg) a,
+            b = in(reg) b,
+            out = in(reg) out,
+            r2 = in(reg) r2,
+            r2q = in(reg) r2q,
+            qi = in(reg) c.q_inv,
+            q = in(reg) c.q,
+            acc = const ACC as u32,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Runs a certified forward schedule. `a.len() == n == 2^log_n`, twiddles of length `n`.
+fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
+    let c = Consts::new(&view.modulus);
+    let n = a.len();
+    let row = n.min(ROW);
+    let tw = view.forward;
+    let base = a.as_mut_ptr();
+    // Strip pass: every strip layer on one 8-column strip before the next strip.
+    for strip in (0..row).step_by(STRIP) {
+        for step in s.steps() {
+            let Step::Strip { half } = *step else {
+                continue;
+            };
+            let groups = n / (2 * half);
+            for g in 0..groups {
+                let w = tw[groups + g];
+                let start = g * 2 * half + strip;
+                for r in (0..half).step_by(row) {
+                    // SAFETY: start + r + half + 8 <= n: g < groups, r < half, strip + 8 <= row,
+                    // and half is a multiple of row.
+                    unsafe { ct2(base.add(start + r), base.add(start + r + half), w, &c) };
+                }
+            }
+        }
+    }
+    // Row pass: one kernel sequence per contiguous row of `row` coefficients.
+    for r0 in (0..n).step_by(row) {
+        for step in s.steps() {
+            match *step {
+                Step::Row { half } => {
+                    let groups = n / (2 * half);
+                    let first = r0 / (2 * half);
+                    for g in 0..row / (2 * half) {
+                        let w = tw[groups + first + g];
+                        let start = r0 + g * 2 * half;
+                        if half >= 8 {
+                            for j in (0..half).step_by(8) {
+                                // SAFETY: start + j + half + 8 <= r0 + row <= n.
+                                unsafe {
+                                    ct2(base.add(start + j), base.add(start + j + half), w, &c)
+                                };
+                            }
+                        } else {
+                            // SAFETY: half == 4: start + 8 <= r0 + row <= n.
+                            unsafe { ct1(base.add(start), base.add(start + 4), w, &c) };
+                        }
+                    }
+                }
+                Step::Quad => {
+                    for b in (r0 / 16)..(r0 + row) / 16 {
+                        let tw2 = tw[n / 4 + 4 * b..n / 4 + 4 * b + 4].as_ptr();
+                        let tw1 = tw[n / 2 + 8 * b..n / 2 + 8 * b + 8].as_ptr();
+                        // SAFETY: 16 * b + 16 <= n; the twiddle slices are bounds-checked above.
+                        unsafe { ct_quad(base.add(16 * b), tw2, tw1, &c) };
+                    }
+                }
+                Step::Strip { .. } | Step::Scale => {}
+            }
+        }
+    }
+}
+
+/// Runs a certified inverse schedule (the mirror image of [`run_forward`]).
+fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
+    let c = Consts::new(&view.modulus);
+    let n = a.len();
+    let row = n.min(ROW);
+    let tw = view.inverse;
+    let base = a.as_mut_ptr();
+    for r0 in (0..n).step_by(row) {
+        for step in s.steps() {
+            match *step {
+                Step::Quad => {
+                    for b in (r0 / 16)..(r0 + row) / 16 {
+                        let tw2 = tw[n / 4 + 4 * b..n / 4 + 4 * b + 4].as_ptr();
+                        let tw1 = tw[n / 2 + 8 * b..n / 2 + 8 * b + 8].as_ptr();
+                        // SAFETY: 16 * b + 16 <= n; the twiddle slices are bounds-checked above.
+                        unsafe { gs_quad(base.add(16 * b), tw2, tw1, &c) };
+                    }
+                }
+                Step::Row { half } => {
+                    let groups = n / (2 * half);
+                    let first = r0 / (2 * half);
+                    for g in 0..row / (2 * half) {
+                        let w = tw[groups + first + g];
+                        let start = r0 + g * 2 * half;
+                        if half >= 8 {
+                            for j in (0..half).step_by(8) {
+                                // SAFETY: start + j + half + 8 <= r0 + row <= n.
+                                unsafe {
+                                    gs2(base.add(start + j), base.add(start + j + half), w, &c)
+                                };
+                            }
+                        } else {
+                            // SAFETY: half == 4: start + 8 <= r0 + row <= n.
+                            unsafe { gs1(base.add(start), base.add(start + 4), w, &c) };
+                        }
+                    }
+                }
+                Step::Strip { .. } | Step::Scale => {}
+            }
+        }
+    }
+    for strip in (0..row).step_by(STRIP) {
+        for step in s.steps() {
+            let Step::Strip { half } = *step else {
+                continue;
+            };
+            let groups = n / (2 * half);
+            for g in 0..groups {
+                let w = tw[groups + g];
+                let start = g * 2 * half + strip;
+                for r in (0..half).step_by(row) {
+                    // SAFETY: as in the forward strip pass.
+                    unsafe { gs2(base.add(start + r), base.add(start + r + half), w, &c) };
+                }
+            }
+        }
+    }
+    if s.steps().last() == Some(&Step::Scale) {
+        for k in (0..n).step_by(8) {
+            // SAFETY: k + 8 <= n (n is a multiple of 16).
+            unsafe { scale2(base.add(k), view.n_inv_mont, &c) };
+        }
+    }
+}
+
+/// The Helium backend. Falls back to [`Portable`] for a call whose schedule the range
+/// auditor cannot certify (a modulus above [`MAX_CERTIFIED_MODULUS`], or `n < 16`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mve;
+
+impl NttBackend for Mve {
+    const NAME: &'static str = "mve";
+
+    fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+        table.check_len(a.len())?;
+        match Schedule::forward(table.modulus.value(), table.log_n) {
+            Ok(s) => {
+                run_forward(&s, table, a);
+                Ok(())
+            }
+            Err(_) => Portable::forward(table, a),
+        }
+    }
+
+    fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+        table.check_len(a.len())?;
+        match Schedule::inverse(table.modulus.value(), table.log_n) {
+            Ok(s) => {
+                run_inverse(&s, table, a);
+                Ok(())
+            }
+            Err(_) => Portable::inverse(table, a),
+        }
+    }
+
+    fn pointwise_mul(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        out: &mut [u32],
+    ) -> Result<(), RingError> {
+        pointwise::<false>(modulus, a, b, out)
+    }
+
+    fn pointwise_mul_add(
+        modulus: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        acc: &mut [u32],
+    ) -> Result<(), RingError> {
+        pointwise::<true>(modulus, a, b, acc)
+    }
+}
+
+fn pointwise<const ACC: bool>(
+    modulus: &Modulus,
+    a: &[u32],
+    b: &[u32],
+    out: &mut [u32],
+) -> Result<(), RingError> {
+    if a.len() != out.len() || b.len() != out.len() {
+        let found = if a.len() != out.len() {
+            a.len()
+        } else {
+            b.len()
+        };
+        return Err(RingError::LengthMismatch {
+            expected: out.len(),
+            found,
+        });
+    }
+    if out.len() % 4 != 0 || certify_pointwise(modulus.value()).is_err() {
+        return if ACC {
+            Portable::pointwise_mul_add(modulus, a, b, out)
+        } else {
+            Portable::pointwise_mul(modulus, a, b, out)
+        };
+    }
+    let c = Consts::new(modulus);
+    // 2^64 mod q, the Montgomery form of 2^32: mont(t, r2) = t·2^32 mod q.
+    let r2 = modulus.to_mont(1);
+    let r2 = modulus.mul(r2, r2);
+    let r2q = c.quotient_factor(r2);
+    for k in (0..out.len()).step_by(4) {
+        // SAFETY: k + 4 <= len for all three slices (equal lengths, multiple of 4).
+        unsafe {
+            pointwise4::<ACC>(
+                a.as_ptr().add(k),
+                b.as_ptr().add(k),
+                out.as_mut_ptr().add(k),
+                r2,
+                r2q,
+                &c,
+            )
+        };
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! The Helium backend on target: bit-identity with `Portable` over thousands of random
+//! inputs (and edge inputs), the range auditor's certificates and refusals, and the
+//! ablation (portable vs MVE, same image, same tables) in instructions retired.
+
+use crate::harness::{first_mismatch, Harness, TestRng};
+use crate::meter::median_instructions;
+use crate::ring_tests::{heapless_name, N, PRIMES, TABLES};
+use cortex_m_semihosting::hprintln;
+use zeppelin_ring::mve::{certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS};
+use zeppelin_ring::{NttBackend, NttTable, NttView, Portable};
+
+macro_rules! table {
+    ($q:expr, $n:expr) => {{
+        const T: NttTable<[u32; $n]> = match NttTable::new_array($q) {
+            Ok(t) => t,
+            Err(_) => panic!("not an NTT-friendly prime for this degree"),
+        };
+        T
+    }};
+}
+
+/// `cases` random inputs (plus all-zero and all-(q-1)): forward, inverse and pointwise
+/// products of `Mve` must equal `Portable`'s word for word. Returns the inputs compared.
+fn compare(
+    view: &NttView<'_>,
+    cases: usize,
+    rng: &mut TestRng,
+    buf: &mut [[u32; N]; 4],
+) -> (u32, bool) {
+    let n = view.degree();
+    let q = view.modulus.value();
+    let [a, b, c, d] = buf;
+    let (a, b, c, d) = (&mut a[..n], &mut b[..n], &mut c[..n], &mut d[..n]);
+    let mut ok = true;
+    let mut count = 0;
+    for case in 0..cases + 2 {
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = match case {
+                0 => 0,
+                1 => q - 1,
+                _ => rng.below(q),
+            };
+            b[i] = *x;
+        }
+        ok &= Portable::forward(view, a).is_ok() && Mve::forward(view, b).is_ok();
+        ok &= first_mismatch(a, b).is_none();
+        // Inverse of fresh random evaluations.
+        for (i, x) in c.iter_mut().enumerate() {
+            *x = if case == 1 { q - 1 } else { rng.below(q) };
+            d[i] = *x;
+        }
+        ok &= Portable::inverse(view, c).is_ok() && Mve::inverse(view, d).is_ok();
+        ok &= first_mismatch(c, d).is_none();
+        // Pointwise products of the two transforms, and multiply-accumulate.
+        ok &= Portable::pointwise_mul(&view.modulus, a, c, d).is_ok();
+        let (pa, pc) = (&*a, &*c);
+        let mut e = [0u32; 16];
+        for k in (0..n).step_by(16) {
+            ok &= Mve::pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
+            ok &= e[..] == d[k..k + 16];
+        }
+        // acc = d; d += a·c, both ways.
+        b.copy_from_slice(d);
+        ok &= Portable::pointwise_mul_add(&view.modulus, a, c, d).is_ok();
+        ok &= Mve::pointwise_mul_add(&view.modulus, a, c, b).is_ok();
+        ok &= first_mismatch(b, d).is_none();
+        count += 1;
+    }
+    (count, ok)
+}
+
+pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
+    let mut rng = TestRng::new(0x4d56_4531);
+    let mut name = heapless_name();
+    // Random comparison at several degrees and primes.
+    let t16 = table!(7681, 16);
+    let t64 = table!(134_176_769, 64);
+    let t256 = table!(7681, 256);
+    let t1024 = table!(268_369_921, 1024);
+    let t2048 = table!(65537, 2048);
+    let mut total = 0;
+    for (label, view, cases) in [
+        ("mve = portable n=16 q=7681", t16.view(), 1000usize),
+        ("mve = portable n=64 q=134176769", t64.view(), 1000),
+        ("mve = portable n=256 q=7681", t256.view(), 400),
+        ("mve = portable n=1024 q=268369921", t1024.view(), 100),
+        ("mve = portable n=2048 q=65537", t2048.view(), 50),
+    ] {
+        let (count, ok) = compare(&view, cases, &mut rng, buf);
+        total += count;
+        h.check(label, ok, format_args!("a transform or product differs"));
+    }
+    for (i, table) in TABLES.iter().enumerate() {
+        let (count, ok) = compare(&table.view(), 40, &mut rng, buf);
+        total += count;
+        h.check(
+            name.set_q("", "mve = portable n=4096 q=", PRIMES[i]),
+            ok,
+            format_args!("a transform or product differs"),
+        );
+    }
+    hprintln!(
+        "INFO mve vs portable: {} random/edge input sets, each forward + inverse + products",
+        total
+    );
+
+    // The auditor: certificates for the presets' primes, refusal past the limit.
+    for (i, table) in TABLES.iter().enumerate() {
+        let v = table.view();
+        let (f, b) = (
+            Schedule::forward(PRIMES[i], v.log_n),
+            Schedule::inverse(PRIMES[i], v.log_n),
+        );
+        match (f, b, certify_pointwise(PRIMES[i])) {
+            (Ok(f), Ok(b), Ok(p)) => hprintln!(
+                "INFO range certificate q={}: forward max {} ({:.2}q), inverse max {} ({:.2}q), pointwise max {}; limit 2^31",
+                PRIMES[i],
+                f.max_bound,
+                f.max_bound as f32 / PRIMES[i] as f32,
+                b.max_bound,
+                b.max_bound as f32 / PRIMES[i] as f32,
+                p
+            ),
+            other => {
+                h.check("range auditor certifies the presets' primes", false, format_args!("{other:?}"));
+            }
+        }
+    }
+    let refused = Schedule::forward(1_061_093_377, 12).is_err()
+        && Schedule::inverse(1_061_093_377, 12).is_err()
+        && Schedule::forward(MAX_CERTIFIED_MODULUS, 17).is_ok();
+    h.check(
+        "range auditor refuses q=1061093377 (4q > 2^31), certifies q < 2^29",
+        refused,
+        format_args!("auditor verdicts unexpected"),
+    );
+    // The refused modulus still gets correct results (Portable fallback).
+    let big = table!(1_061_093_377, 64);
+    let (_, ok) = compare(&big.view(), 20, &mut rng, buf);
+    h.check(
+        "mve falls back to portable for q=1061093377",
+        ok,
+        format_args!("differs"),
+    );
+}
+
+/// Ablation: the same transforms, tables and inputs, portable vs MVE.
+pub fn ablation(buf: &mut [[u32; N]; 4]) {
+    hprintln!(
+        "TABLE ablation: NTT n=4096, instructions retired (QEMU), median of {} runs",
+        crate::meter::RUNS
+    );
+    hprintln!(
+        "TABLE | prime | portable fwd | mve fwd | speedup | portable inv | mve inv | speedup |"
+    );
+    let mut rng = TestRng::new(7);
+    for (i, table) in TABLES.iter().enumerate() {
+        let v = table.view();
+        let q = PRIMES[i];
+        let [a, ..] = buf;
+        for x in a.iter_mut() {
+            *x = rng.below(q);
+        }
+        let pf = median_instructions(|| {
+            let _ = Portable::forward(&v, a);
+        });
+        let mf = median_instructions(|| {
+            let _ = Mve::forward(&v, a);
+        });
+        let pi = median_instructions(|| {
+            let _ = Portable::inverse(&v, a);
+        });
+        let mi = median_instructions(|| {
+            let _ = Mve::inverse(&v, a);
+        });
+        hprintln!(
+            "TABLE | {} | {} | {} | {:.2}x | {} | {} | {:.2}x |",
+            q,
+            pf,
+            mf,
+            pf as f32 / mf as f32,
+            pi,
+            mi,
+            pi as f32 / mi as f32
+        );
+    }
+    let q = PRIMES[0];
+    let m = TABLES[0].modulus();
+    let [a, b, c, _] = buf;
+    for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+        *x = rng.below(q);
+        *y = rng.below(q);
+    }
+    let pp = median_instructions(|| {
+        let _ = Portable::pointwise_mul(m, a, b, c);
+    });
+    let mp = median_instructions(|| {
+        let _ = Mve::pointwise_mul(m, a, b, c);
+    });
+    hprintln!(
+        "TABLE | pointwise mul n=4096 q={} | portable {} | mve {} | {:.2}x |",
+        q,
+        pp,
+        mp,
+        pp as f32 / mp as f32
+    );
+}
