@@ -197,3 +197,81 @@ impl RelinKey {
         Ok(())
     }
 }
+
+/// `count` distinct `bits`-bit primes `q ≡ 1 mod M`, `M = 2n·odd(t)`, descending from the
+/// largest one below `2^bits`: how OpenFHE 1.5.1 generates BGVRNS towers when the first and
+/// scaling moduli have the same size (this reproduces the moduli of the shared vectors).
+///
+/// ```
+/// let q = zeppelin_evalmult::openfhe_primes(30, 4096, 257, 4).unwrap();
+/// assert_eq!(q, [1_061_093_377, 1_042_145_281, 1_010_565_121, 972_668_929]);
+/// ```
+pub fn openfhe_primes(
+    bits: u32,
+    ring_dim: usize,
+    plaintext_modulus: u64,
+    count: usize,
+) -> Result<Vec<u32>> {
+    if !(2..=30).contains(&bits) {
+        return Err(EvalMultError::Modulus {
+            tower: 0,
+            source: zeppelin_ring::RingError::ModulusOutOfRange {
+                modulus: 1u64 << bits,
+            },
+        });
+    }
+    let odd_t = if plaintext_modulus == 0 {
+        1
+    } else {
+        plaintext_modulus >> plaintext_modulus.trailing_zeros()
+    };
+    let step = 2 * ring_dim as u64 * odd_t;
+    let top = (1u64 << bits) - 1;
+    let mut found = Vec::with_capacity(count);
+    let mut candidate = top / step * step + 1;
+    while found.len() < count {
+        if candidate > top || candidate < (1u64 << (bits - 1)) {
+            return Err(EvalMultError::TowerCount {
+                count,
+                max: found.len(),
+            });
+        }
+        if zeppelin_ring::modulus::is_prime(candidate as u32) {
+            found.push(candidate as u32);
+        }
+        candidate -= step;
+    }
+    Ok(found)
+}
+
+/// Largest `log2 Q` for 128-bit classical security with a ternary secret, from the
+/// HomomorphicEncryption.org standard (Table 1), by ring dimension; `None` below 1024.
+pub fn he_standard_max_log_q(ring_dim: usize) -> Option<u32> {
+    match ring_dim {
+        1024 => Some(27),
+        2048 => Some(54),
+        4096 => Some(109),
+        8192 => Some(218),
+        16384 => Some(438),
+        32768 => Some(881),
+        65536 => Some(1761),
+        131072 => Some(3524),
+        _ => None,
+    }
+}
+
+impl RnsContext {
+    /// `log2 Q`, `Q = Π q_i` (BV key switching uses no extra modulus, so this is also the
+    /// key's modulus).
+    pub fn log_q(&self) -> f64 {
+        self.moduli
+            .iter()
+            .map(|m| f64::from(m.value()).log2())
+            .sum()
+    }
+
+    /// Whether `(n, Q)` is within the HE standard's 128-bit bound for ternary secrets.
+    pub fn is_he_standard_128(&self) -> bool {
+        he_standard_max_log_q(self.ring_dim).is_some_and(|max| self.log_q() <= f64::from(max))
+    }
+}

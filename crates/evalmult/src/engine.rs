@@ -35,7 +35,10 @@ pub struct EngineOptions {
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        Self { group: 8, block: 256 }
+        Self {
+            group: 8,
+            block: 256,
+        }
     }
 }
 
@@ -96,7 +99,12 @@ pub type TowerMajorDigits = Vec<u32>;
 pub fn tower_major_digits(ctx: &RnsContext, digits: &[Vec<u32>]) -> Result<TowerMajorDigits> {
     let (n, towers) = (ctx.ring_dim(), ctx.towers());
     if digits.len() != towers {
-        return Err(EvalMultError::shape("digits", towers, digits.len(), "digits"));
+        return Err(EvalMultError::shape(
+            "digits",
+            towers,
+            digits.len(),
+            "digits",
+        ));
     }
     let mut out = Vec::with_capacity(towers * towers * n);
     for k in 0..towers {
@@ -193,7 +201,12 @@ impl Engine {
                 let mut c2 = vec![0u32; towers * n];
                 for (k, tower) in c2.chunks_exact_mut(n).enumerate() {
                     let range = k * n..(k + 1) * n;
-                    Backend::pointwise_mul(&self.ctx.moduli()[k], &x.c1[range.clone()], &y.c1[range], tower)?;
+                    Backend::pointwise_mul(
+                        &self.ctx.moduli()[k],
+                        &x.c1[range.clone()],
+                        &y.c1[range],
+                        tower,
+                    )?;
                     Backend::inverse(&self.ctx.table(k), tower)?;
                 }
                 Ok(c2)
@@ -226,11 +239,21 @@ impl Engine {
         self.check_pairs(pairs)?;
         let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
         if digits.len() != pairs.len() {
-            return Err(EvalMultError::shape("digit sets", pairs.len(), digits.len(), "pairs"));
+            return Err(EvalMultError::shape(
+                "digit sets",
+                pairs.len(),
+                digits.len(),
+                "pairs",
+            ));
         }
         digits.par_iter().enumerate().try_for_each(|(ct, set)| {
             if set.len() != towers * towers * n {
-                return Err(EvalMultError::shape(format!("digits of pair {ct}"), towers * towers * n, set.len(), "residues"));
+                return Err(EvalMultError::shape(
+                    format!("digits of pair {ct}"),
+                    towers * towers * n,
+                    set.len(),
+                    "residues",
+                ));
             }
             for (k, tower_digits) in set.chunks_exact(towers * n).enumerate() {
                 let q = self.ctx.moduli()[k].value();
@@ -261,7 +284,11 @@ impl Engine {
 
     /// Phase 2: `make_digits(k, ct, x, y, buffer)` fills the `L·n` digits of tower `k` of
     /// pair `ct`; the rest is the blocked multiply-accumulate.
-    fn relinearize<F>(&self, pairs: &[(Ciphertext, Ciphertext)], make_digits: F) -> Result<RelinBatch>
+    fn relinearize<F>(
+        &self,
+        pairs: &[(Ciphertext, Ciphertext)],
+        make_digits: F,
+    ) -> Result<RelinBatch>
     where
         F: Fn(usize, usize, &Ciphertext, &Ciphertext, &mut [u32]) -> Result<()> + Sync,
     {
@@ -280,7 +307,15 @@ impl Engine {
                         .try_for_each(|(g, (out0, out1))| {
                             let first = g * group;
                             let members = &pairs[first..first + out0.len() / n];
-                            self.relinearize_group(k, first, members, &make_digits, block, out0, out1)
+                            self.relinearize_group(
+                                k,
+                                first,
+                                members,
+                                &make_digits,
+                                block,
+                                out0,
+                                out1,
+                            )
                         })
                 })?;
         }
@@ -311,7 +346,11 @@ impl Engine {
         let m = &self.ctx.moduli()[k];
         let stride = towers * n;
         let mut digits = vec![0u32; members.len() * stride];
-        for (g, ((x, y), buffer)) in members.iter().zip(digits.chunks_exact_mut(stride)).enumerate() {
+        for (g, ((x, y), buffer)) in members
+            .iter()
+            .zip(digits.chunks_exact_mut(stride))
+            .enumerate()
+        {
             make_digits(k, first + g, x, y, buffer)?;
         }
         let key_a = &self.key_a[k * stride..(k + 1) * stride];

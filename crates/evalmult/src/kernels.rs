@@ -4,20 +4,30 @@
 
 use zeppelin_ring::{Modulus, RingError};
 
-#[cfg(target_arch = "x86_64")]
-pub(crate) use zeppelin_ring::X86 as Backend;
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) use zeppelin_ring::Portable as Backend;
+#[cfg(target_arch = "x86_64")]
+pub(crate) use zeppelin_ring::X86 as Backend;
 
 /// `dst[j] = centred_p(src[j]) mod q`.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn lift_centered(src: &[u32], from: &Modulus, to: &Modulus, dst: &mut [u32]) -> Result<(), RingError> {
+pub(crate) fn lift_centered(
+    src: &[u32],
+    from: &Modulus,
+    to: &Modulus,
+    dst: &mut [u32],
+) -> Result<(), RingError> {
     Backend::lift_centered(src, from, to, dst)
 }
 
 /// `dst[j] = centred_p(src[j]) mod q`.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn lift_centered(src: &[u32], from: &Modulus, to: &Modulus, dst: &mut [u32]) -> Result<(), RingError> {
+pub(crate) fn lift_centered(
+    src: &[u32],
+    from: &Modulus,
+    to: &Modulus,
+    dst: &mut [u32],
+) -> Result<(), RingError> {
     if src.len() != dst.len() {
         return Err(RingError::LengthMismatch {
             expected: dst.len(),
@@ -45,7 +55,9 @@ pub(crate) fn key_switch_block(
     out_a: &mut [u32],
     out_b: &mut [u32],
 ) -> Result<(), RingError> {
-    Backend::key_switch_block(m, count, stride, digits, key_a, key_b, add_a, add_b, out_a, out_b)
+    Backend::key_switch_block(
+        m, count, stride, digits, key_a, key_b, add_a, add_b, out_a, out_b,
+    )
 }
 
 /// `out_x[j] = add_x[j] + Σ_i digits[i·stride + j]·key_x[i·stride + j]·2^-32 mod q`.
@@ -67,12 +79,18 @@ pub(crate) fn key_switch_block(
     let needed = count.saturating_sub(1) * stride + len;
     for found in [digits.len(), key_a.len(), key_b.len()] {
         if count > 0 && found < needed {
-            return Err(RingError::LengthMismatch { expected: needed, found });
+            return Err(RingError::LengthMismatch {
+                expected: needed,
+                found,
+            });
         }
     }
     for found in [out_b.len(), add_a.len(), add_b.len()] {
         if found != len {
-            return Err(RingError::LengthMismatch { expected: len, found });
+            return Err(RingError::LengthMismatch {
+                expected: len,
+                found,
+            });
         }
     }
     for j in 0..len {

@@ -17,6 +17,9 @@ mod kernels;
 pub mod reference;
 pub mod vectors;
 
-pub use context::{Ciphertext, RelinKey, RnsContext, MAX_RING_DIM, MAX_TOWERS, MIN_RING_DIM};
+pub use context::{
+    he_standard_max_log_q, openfhe_primes, Ciphertext, RelinKey, RnsContext, MAX_RING_DIM,
+    MAX_TOWERS, MIN_RING_DIM,
+};
 pub use engine::{tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits};
 pub use error::{EvalMultError, Result};
