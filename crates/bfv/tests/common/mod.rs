@@ -1,0 +1,93 @@
+//! Helpers shared by the integration tests: independent ground truth (schoolbook products,
+//! big-integer CRT and rounding) and heap-allocated client state.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+
+use num_bigint::BigUint;
+use num_traits::{One, ToPrimitive, Zero};
+use zeppelin::{Params, N, T};
+
+/// `X_i = c0_i + c1_i·s mod q_i` by the schoolbook negacyclic product with the ternary
+/// secret (no NTT involved).
+pub fn schoolbook_x<P: Params>(level: usize, c0: &[u32], c1: &[u32], s: &[i8; N]) -> Vec<u32> {
+    let mut out = vec![0u32; level * N];
+    for i in 0..level {
+        let q = P::DATA_PRIMES[i] as i64;
+        let a = &c1[i * N..(i + 1) * N];
+        let mut acc = vec![0i64; N];
+        for (j, &sj) in s.iter().enumerate() {
+            if sj == 0 {
+                continue;
+            }
+            let sj = sj as i64;
+            for (k, &ak) in a.iter().enumerate() {
+                let idx = j + k;
+                if idx < N {
+                    acc[idx] += sj * ak as i64;
+                } else {
+                    acc[idx - N] -= sj * ak as i64;
+                }
+            }
+        }
+        for k in 0..N {
+            out[i * N + k] = ((acc[k] + c0[i * N + k] as i64).rem_euclid(q)) as u32;
+        }
+    }
+    out
+}
+
+/// `Q` of a level as a big integer.
+pub fn q_big<P: Params>(level: usize) -> BigUint {
+    P::DATA_PRIMES[..level]
+        .iter()
+        .fold(BigUint::one(), |acc, &q| acc * q)
+}
+
+/// CRT reconstruction of one coefficient from its residues.
+pub fn crt<P: Params>(residues: &[u32]) -> BigUint {
+    let level = residues.len();
+    let q = q_big::<P>(level);
+    let mut x = BigUint::zero();
+    for (i, &r) in residues.iter().enumerate() {
+        let qi = BigUint::from(P::DATA_PRIMES[i]);
+        let hat = &q / &qi;
+        let inv = (&hat % &qi).modpow(&(&qi - 2u32), &qi);
+        x += BigUint::from(r) * inv * hat;
+    }
+    x % q
+}
+
+/// `round(t·X/Q) mod t`, exactly.
+pub fn exact_round<P: Params>(x: &BigUint, level: usize) -> u32 {
+    let q = q_big::<P>(level);
+    let num = x * T * 2u32 + &q;
+    let den = q * 2u32;
+    ((num / den) % T).to_u32().unwrap()
+}
+
+/// Residues of a big integer for the first `level` primes.
+pub fn residues<P: Params>(x: &BigUint, level: usize) -> Vec<u32> {
+    P::DATA_PRIMES[..level]
+        .iter()
+        .map(|&q| (x % q).to_u32().unwrap())
+        .collect()
+}
+
+/// SEAL's invariant noise budget from the exact `X` of every coefficient.
+pub fn noise_budget_exact<P: Params>(x_rows: &[u32], level: usize) -> u32 {
+    let q = q_big::<P>(level);
+    let half = (&q + 1u32) / 2u32;
+    let mut norm = BigUint::zero();
+    let mut res = vec![0u32; level];
+    for j in 0..N {
+        for i in 0..level {
+            res[i] = x_rows[i * N + j];
+        }
+        let v = (crt::<P>(&res) * T) % &q;
+        let c = if v >= half { &q - &v } else { v };
+        if c > norm {
+            norm = c;
+        }
+    }
+    let diff = q.bits() as i64 - norm.bits() as i64 - 1;
+    diff.max(0) as u32
+}

@@ -1,0 +1,206 @@
+//! Decryption against big-integer ground truth: for every coefficient, the BEHZ (γ = 2^31)
+//! result must equal `round(t·X/Q) mod t` computed with `num-bigint`, where `X` comes from
+//! the residues by CRT — and, for real ciphertexts, `X = c0 + c1·s` by the schoolbook
+//! product (no NTT). Random `X`, fresh-like noise, worst-case noise just inside the
+//! correctness bound, and `t·X mod Q` right at the BEHZ bound `Q(1/2 − 5/γ)`; every level of
+//! both presets; more than 100,000 cases per run, zero mismatches allowed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use num_bigint::{BigUint, RandBigInt};
+use num_traits::{ToPrimitive, Zero};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use zeppelin::{
+    encoder, Bfv, Ciphertext, EncryptionSeeds, Params, PublicKey, PublicSeed, Seal4096,
+    SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096, N, T,
+};
+
+const CIPHERTEXTS_PER_LEVEL: usize = 4;
+
+/// One constructed `X` of a chosen kind, with the plaintext it must decrypt to if the kind
+/// is within the decryption bound.
+fn constructed_x<P: Params>(rng: &mut StdRng, level: usize, kind: usize) -> (BigUint, Option<u32>) {
+    let q = q_big::<P>(level);
+    let t = BigUint::from(T);
+    let gamma = BigUint::from(1u64 << 31);
+    // Largest centred |t·X mod Q| at which BEHZ with γ = 2^31 is guaranteed exact.
+    let behz_bound = &q / 2u32 - (&q * 5u32) / &gamma - 1u32;
+    let t_inv = t.modpow(&(totient_free_inverse_exponent::<P>(level)), &q);
+    match kind {
+        // Uniform X, redrawn while t·X mod Q lies beyond the BEHZ bound.
+        0 => loop {
+            let x = rng.gen_biguint_below(&q);
+            let r = (&x * &t) % &q;
+            let centred = if r > &q / 2u32 { &q - &r } else { r };
+            if centred <= behz_bound {
+                return (x, None);
+            }
+        },
+        // t·X mod Q exactly at (or just inside) ±bound.
+        1 => {
+            let back = BigUint::from(rng.gen_range(0u32..1024));
+            let r = &behz_bound - back;
+            let r = if rng.gen() { r } else { &q - r };
+            ((r * t_inv) % &q, None)
+        }
+        // SEAL's scaled plaintext round(Q·m/t) plus fresh-sized noise (capped by the bound).
+        2 => {
+            let m = rng.gen_range(0..T);
+            let limit = ((&q / 2u32 - &t) / &t).to_i64().unwrap_or(i64::MAX).min(1 << 20);
+            let v: i64 = rng.gen_range(-limit..limit);
+            (add_signed(&scaled(&q, m), v, &q), Some(m))
+        }
+        // round(Q·m/t) plus noise within 1% of the decryption bound: t·X = Q·m + t·v + ε with
+        // |ε| <= t/2, so |v| < (Q/2 − t)/t decrypts to m.
+        _ => {
+            let m = rng.gen_range(0..T);
+            let limit = (&q / 2u32 - &t) / &t;
+            let shave = (&limit / 100u32).max(BigUint::from(1u32));
+            let mag = &limit - rng.gen_biguint_below(&shave) - 1u32;
+            let x = if rng.gen() {
+                (scaled(&q, m) + mag) % &q
+            } else {
+                (scaled(&q, m) + &q - (mag % &q)) % &q
+            };
+            (x, Some(m))
+        }
+    }
+}
+
+/// SEAL's `floor((Q·m + floor((t+1)/2)) / t)`.
+fn scaled(q: &BigUint, m: u32) -> BigUint {
+    (q * m + (T + 1) / 2) / T
+}
+
+/// Exponent for t^-1 mod Q by Euler: φ(Q) − 1 with Q a product of distinct primes.
+fn totient_free_inverse_exponent<P: Params>(level: usize) -> BigUint {
+    let phi = P::DATA_PRIMES[..level]
+        .iter()
+        .fold(BigUint::from(1u32), |acc, &q| acc * (q - 1));
+    phi - 1u32
+}
+
+fn add_signed(x: &BigUint, v: i64, q: &BigUint) -> BigUint {
+    if v >= 0 {
+        (x + BigUint::from(v as u64)) % q
+    } else {
+        (x + q - BigUint::from(v.unsigned_abs())) % q
+    }
+}
+
+fn constructed_cases<P: Params>(seed: u64) -> usize {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut sk = Box::new(SecretKey::<P>::zeroed());
+    Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([5; 32]), &mut sk).unwrap();
+    let mut ws = Box::new(Workspace::zeroed());
+    let mut plain = Box::new([0u32; N]);
+    let mut cases = 0;
+    for level in 1..=P::K {
+        for c in 0..CIPHERTEXTS_PER_LEVEL {
+            let mut c0 = vec![0u32; level * N];
+            let c1 = vec![0u32; level * N];
+            let mut expected = vec![0u32; N];
+            let mut must_equal = vec![None; N];
+            for j in 0..N {
+                let (x, m) = constructed_x::<P>(&mut rng, level, (j + c) % 4);
+                for (i, r) in residues::<P>(&x, level).into_iter().enumerate() {
+                    c0[i * N + j] = r;
+                }
+                expected[j] = exact_round::<P>(&x, level);
+                must_equal[j] = m;
+            }
+            Bfv::<P>::decrypt_rows(&sk, level, &c0, &c1, &mut plain, &mut ws).unwrap();
+            for j in 0..N {
+                assert_eq!(plain[j], expected[j], "{} level {level} coefficient {j}", P::NAME);
+                if let Some(m) = must_equal[j] {
+                    assert_eq!(expected[j], m, "noise inside the bound must decrypt exactly");
+                }
+            }
+            cases += N;
+        }
+    }
+    cases
+}
+
+fn real_ciphertext_cases<P: Params>(seed: u64) -> usize {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut sk = Box::new(SecretKey::<P>::zeroed());
+    let mut pk = Box::new(PublicKey::<P>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
+    Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([9; 32]), &mut sk).unwrap();
+    Bfv::<P>::generate_public_key_with(
+        &sk,
+        &PublicSeed([10; 32]),
+        &SecretSeed::from_bytes([11; 32]),
+        &mut pk,
+        &mut ws,
+    )
+    .unwrap();
+    let mut slots = Box::new([0u32; N]);
+    let mut plain = Box::new([0u32; N]);
+    let mut out = Box::new([0u32; N]);
+    let mut ct = Box::new(Ciphertext::<P>::zeroed());
+    let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
+    let mut cases = 0;
+    for level in 1..=P::K {
+        for path in 0..3 {
+            for s in slots.iter_mut() {
+                *s = rng.gen_range(0..T);
+            }
+            encoder::encode(&slots, &mut plain).unwrap();
+            let seeds = EncryptionSeeds {
+                a: PublicSeed(rng.gen()),
+                e: SecretSeed::from_bytes(rng.gen()),
+            };
+            match path {
+                0 => {
+                    Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, level, &mut seeded, &mut ws)
+                        .unwrap();
+                    Bfv::<P>::expand_ct1(&seeded, &mut ct).unwrap();
+                }
+                1 => Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, level, &mut ct, &mut ws)
+                    .unwrap(),
+                _ => Bfv::<P>::encrypt_public_with(&pk, &plain, &seeds.e, level, &mut ct, &mut ws)
+                    .unwrap(),
+            }
+            assert_eq!(ct.level(), level);
+            let x_rows = schoolbook_x::<P>(level, ct.c0(), ct.c1(), sk.ternary());
+            Bfv::<P>::decrypt(&sk, &ct, &mut out, &mut ws).unwrap();
+            let mut res = vec![0u32; level];
+            for j in 0..N {
+                for i in 0..level {
+                    res[i] = x_rows[i * N + j];
+                }
+                let x = crt::<P>(&res);
+                assert_eq!(out[j], exact_round::<P>(&x, level), "{} level {level} path {path} coeff {j}", P::NAME);
+                assert_eq!(out[j], plain[j]);
+            }
+            if path == 0 {
+                Bfv::<P>::decrypt_seeded(&sk, &seeded, &mut out, &mut ws).unwrap();
+                assert_eq!(&out[..], &plain[..]);
+            }
+            cases += N;
+        }
+    }
+    cases
+}
+
+#[test]
+fn decrypt_equals_bigint_rounding_on_over_100k_cases() {
+    let mut total = 0;
+    total += constructed_cases::<Seal4096>(0xdec0_0001);
+    total += constructed_cases::<Zeppelin4096>(0xdec0_0002);
+    total += real_ciphertext_cases::<Seal4096>(0xdec0_0003);
+    total += real_ciphertext_cases::<Zeppelin4096>(0xdec0_0004);
+    assert!(total >= 100_000, "only {total} cases");
+    eprintln!("{total} coefficients decrypted, all equal to big-integer round(t·X/Q) mod t");
+}
+
+#[test]
+fn zero_is_not_a_special_case() {
+    let x = BigUint::zero();
+    assert_eq!(exact_round::<Seal4096>(&x, 3), 0);
+}
