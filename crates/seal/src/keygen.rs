@@ -175,6 +175,19 @@ impl<'a> KeyGenerator<'a> {
         Ok(keys)
     }
 
+    /// SEAL's `create_public_key()`: an NTT-form encryption of zero at the key level.
+    pub fn public_key<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<PublicKey> {
+        let (mut c0, c1) = self.encrypt_zero(rng)?;
+        c0.extend(c1);
+        Ok(PublicKey(Ciphertext::new(
+            self.ctx.key_level(),
+            self.ctx.n(),
+            2,
+            true,
+            c0,
+        )?))
+    }
+
     /// SEAL's `create_relin_keys()`: one key, switching from `s^2`.
     pub fn relin_keys<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<RelinKeys> {
         let mut s2 = self.key_ntt.mul(&self.s_ntt, &self.s_ntt)?;

@@ -28,6 +28,7 @@
 //! assert_eq!(ctx.first_level().coeff_modulus.len(), 3);
 //! ```
 
+pub mod adapter;
 pub mod convert;
 pub mod error;
 pub mod keygen;

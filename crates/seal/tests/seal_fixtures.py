@@ -61,6 +61,7 @@ def save_ct(ct, name):
 save_ct(enc.encrypt_symmetric(plain), "ct_sym")
 save_ct(enc.encrypt(plain), "ct_pub")
 ct = enc.encrypt(plain)
+save_ct(ct, "ct_top")
 save_ct(ev.mod_switch_to_next(ct), "ct_level2")
 save_ct(ev.mod_switch_to_next(ev.mod_switch_to_next(ct)), "ct_level1")
 save_ct(ev.square(ct), "ct_size3")

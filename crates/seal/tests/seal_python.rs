@@ -11,7 +11,10 @@ use std::sync::OnceLock;
 
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
-use zeppelin_seal::convert::{phase, reseed};
+use zeppelin_seal::adapter::{
+    device_to_seal, public_key_for, public_key_to_device, seal_to_device, secret_key_from_ternary,
+};
+use zeppelin_seal::convert::{drop_last_prime, phase, reseed};
 use zeppelin_seal::keygen::{all_galois_elements, KeyGenerator};
 use zeppelin_seal::poly::RnsNtt;
 use zeppelin_seal::{
@@ -81,14 +84,6 @@ fn read(name: &str) -> Vec<u8> {
 
 fn ctx() -> SealContext {
     SealContext::new(EncryptionParameters::load(&read("params.seal")).unwrap()).unwrap()
-}
-
-fn values() -> Vec<u64> {
-    std::fs::read_to_string(fixtures().join("values.txt"))
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect()
 }
 
 /// Big-integer BFV decryption: round(t·X/Q) mod t of the CRT lift of the phase.
@@ -274,6 +269,92 @@ fn check_kswitch(ctx: &SealContext, keys: &[PublicKey], sk: &SecretKey, new_key:
 fn s_squared(ctx: &SealContext, sk: &SecretKey) -> Vec<u64> {
     let ntt = RnsNtt::new(&ctx.key_level().coeff_modulus, ctx.n()).unwrap();
     ntt.mul(&sk.data, &sk.data).unwrap()
+}
+
+#[test]
+fn our_modulus_switch_equals_seals_mod_switch_to_next() {
+    let ctx = ctx();
+    let top = Ciphertext::load(&ctx, &read("ct_top.seal")).unwrap();
+    let seal_next = Ciphertext::load(&ctx, &read("ct_level2.seal")).unwrap();
+    let seal_last = Ciphertext::load(&ctx, &read("ct_level1.seal")).unwrap();
+    let n = ctx.n();
+    let next = drop_last_prime(&ctx.levels()[1].coeff_modulus, n, 2, &top.data).unwrap();
+    assert_eq!(next, seal_next.data);
+    let last = drop_last_prime(&ctx.levels()[2].coeff_modulus, n, 2, &next).unwrap();
+    assert_eq!(last, seal_last.data);
+}
+
+#[test]
+fn device_rows_round_trip_through_seal_objects() {
+    let ctx = ctx();
+    let sk = SecretKey::load(&ctx, &read("secret.seal")).unwrap();
+    let ct = Ciphertext::load(&ctx, &read("ct_pub.seal")).unwrap();
+    let (level, c0, c1) = seal_to_device(&ctx, &ct).unwrap();
+    assert_eq!(level, 3);
+    let primes = [134_176_769u32, 134_111_233, 134_012_929];
+    let back = device_to_seal(&ctx, &primes, &c0, &c1).unwrap();
+    assert_eq!(back, ct);
+    assert_eq!(
+        bigint_decrypt(&ctx, &back, &sk),
+        seal_plain("ct_pub.plain.seal", &ctx)
+    );
+    // Public key rows for the device: the prefix of SEAL's key-level residues.
+    let pk = PublicKey::load(&ctx, &read("public.seal")).unwrap();
+    let (p0, p1) = public_key_to_device(&ctx, &pk, &primes).unwrap();
+    assert_eq!(p0.len(), 3 * 4096);
+    assert_eq!(u64::from(p1[4096 * 2 + 7]), pk.0.poly(1)[4096 * 2 + 7]);
+    assert!(public_key_to_device(&ctx, &pk, &[133_963_777]).is_err());
+    // SEAL refuses a ciphertext of size 3 for the device.
+    let sq = Ciphertext::load(&ctx, &read("ct_size3.seal")).unwrap();
+    assert!(seal_to_device(&ctx, &sq).is_err());
+}
+
+#[test]
+fn seal_encrypts_under_our_public_key_and_our_secret_key_export() {
+    // Our trusted-side public key for SEAL's secret: SEAL encrypts with it, and SEAL's own
+    // Decryptor decrypts; then the same for a ternary secret exported by us.
+    let ctx = ctx();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pk_out");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let ternary: Vec<i8> = (0..4096).map(|_| rng.gen_range(-1i8..=1)).collect();
+    let sk = secret_key_from_ternary(&ctx, &ternary).unwrap();
+    let mut crng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
+    let pk = public_key_for(&ctx, &sk, &mut crng).unwrap();
+    std::fs::write(dir.join("secret.seal"), sk.save(ComprMode::None).unwrap()).unwrap();
+    std::fs::write(dir.join("public.seal"), pk.save(ComprMode::None).unwrap()).unwrap();
+    run_python(
+        r#"
+import sys, seal, numpy
+fx, out = sys.argv[1], sys.argv[2]
+parms = seal.EncryptionParameters(seal.scheme_type.bfv)
+parms.load(fx + "/params.seal")
+ctx = seal.SEALContext(parms)
+sk = seal.SecretKey(); sk.load(ctx, out + "/secret.seal")
+pk = seal.PublicKey(); pk.load(ctx, out + "/public.seal")
+enc = seal.BatchEncoder(ctx)
+want = [int(l) for l in open(fx + "/values.txt")]
+ct = seal.Encryptor(ctx, pk).encrypt(enc.encode(numpy.array(want, dtype=numpy.uint64)))
+dec = seal.Decryptor(ctx, sk)
+assert [int(v) for v in enc.decode_uint64(dec.decrypt(ct))] == want
+assert dec.invariant_noise_budget(ct) > 20
+print("ok")
+"#,
+        &[fixtures(), &dir],
+    );
+    // The NTT-form key SEAL accepted is our ring NTT of the ternary secret: check one value by
+    // direct evaluation at SEAL's first root psi^(2·bitrev(0)+1) = psi.
+    let q = 134_176_769u64;
+    let table = zeppelin_ring::NttTable::new_vec(q as u32, 4096).unwrap();
+    let psi = u64::from(table.psi());
+    let mut acc = 0u64;
+    let mut power = 1u64;
+    for &c in &ternary {
+        let term = (i64::from(c).rem_euclid(q as i64) as u64) * power % q;
+        acc = (acc + term) % q;
+        power = power * psi % q;
+    }
+    assert_eq!(sk.data[0], acc);
 }
 
 #[test]
