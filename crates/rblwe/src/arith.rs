@@ -52,7 +52,9 @@ const fn even_bytes() -> Word {
     Word::from_le_bytes(bytes)
 }
 
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
 const HIGH: Word = splat(0x80);
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
 const LOW7: Word = splat(0x7f);
 const ONES: Word = splat(0x01);
 const EVEN: Word = even_bytes();

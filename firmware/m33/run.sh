@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the RBLWE Cortex-M33 firmware and runs it under QEMU (mps2-an505, +dsp):
+# on-target kernel/gadget tests and the host's KAT files (PASS/FAIL lines), then the staged
+# table of instructions retired (QEMU -icount shift=0; never cycles), then static memory from
+# arm-none-eabi-size and the binary check of the masked gadget (check-gadget.py).
+# Exit status: 0 only if the firmware and the gadget check pass.
+#
+# It installs nothing; missing tools are named with the apt-get line that provides them.
+# Usage: firmware/m33/run.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+
+missing=()
+need() { command -v "$1" >/dev/null 2>&1 || missing+=("$1 (Debian package: $2)"); }
+need qemu-system-arm qemu-system-arm
+need arm-none-eabi-ld binutils-arm-none-eabi
+need arm-none-eabi-objdump binutils-arm-none-eabi
+need arm-none-eabi-nm binutils-arm-none-eabi
+need arm-none-eabi-size binutils-arm-none-eabi
+need python3 python3
+
+# A compiler that can build `core` for thumbv8m.main-none-eabihf: rustup with the target
+# installed, or Debian's rustc-web + rust-web-src with -Zbuild-std (see .cargo/config.toml).
+cargo_cmd=()
+extra=()
+if command -v rustup >/dev/null 2>&1 && rustup target list --installed 2>/dev/null | grep -qx thumbv8m.main-none-eabihf; then
+  cargo_cmd=(cargo)
+  extra=(--config 'unstable.build-std=[]')
+elif [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] && [ -d /usr/lib/rustlib/src/rust/library/core ]; then
+  export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
+  cargo_cmd=(/usr/bin/cargo)
+else
+  missing+=("a Rust compiler for thumbv8m.main-none-eabihf: 'rustup target add thumbv8m.main-none-eabihf', or Debian's rustc-web cargo-web rust-web-src")
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "run.sh: missing tools:" >&2
+  for m in "${missing[@]}"; do echo "  - $m" >&2; done
+  echo "Install on Debian/Ubuntu with:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y rustc-web cargo-web rust-web-src gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm python3" >&2
+  exit 2
+fi
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/../../target-rblwe-m33}"
+elf="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/rblwe-m33"
+
+"${cargo_cmd[@]}" build --release -j 2 ${extra[@]+"${extra[@]}"}
+
+status=0
+echo "== on target: qemu-system-arm -M mps2-an505 -icount shift=0 =="
+timeout 1800 qemu-system-arm -M mps2-an505 -nographic -icount shift=0 \
+  -semihosting-config enable=on,target=native -kernel "$elf" || status=$?
+echo "firmware exit status: $status"
+
+echo "== static memory (arm-none-eabi-size -A; static RAM = .data + .bss, whole image) =="
+arm-none-eabi-size -A "$elf" | awk 'NR<=2 || ($1 ~ /^\.(vector_table|text|rodata|data|bss|uninit)$/)'
+arm-none-eabi-size -A "$elf" | awk '$1==".data"||$1==".bss"{s+=$2} END{print "static RAM (.data + .bss): " s " bytes"}'
+
+echo "== binary check of the masked gadget =="
+gadget_status=0
+python3 "$here/check-gadget.py" --self-test || gadget_status=$?
+python3 "$here/check-gadget.py" "$elf" || gadget_status=$?
+[ $status -ne 0 ] || status=$gadget_status
+exit $status
