@@ -118,6 +118,15 @@ fn load(src: &[u8], at: usize) -> Word {
     Word::from_le_bytes(bytes)
 }
 
+/// A word from a chunk of exactly [`LANES`] bytes (from `chunks_exact`, so the length check
+/// compiles away).
+#[inline(always)]
+fn word(chunk: &[u8]) -> Word {
+    let mut bytes = [0u8; LANES];
+    bytes.copy_from_slice(chunk);
+    Word::from_le_bytes(bytes)
+}
+
 #[inline(always)]
 fn store(dst: &mut [u8], at: usize, word: Word) {
     dst[at..at + LANES].copy_from_slice(&word.to_le_bytes());
@@ -173,20 +182,20 @@ pub fn mul_binary<const CONSTANT_TIME: bool>(out: &mut [u8], ext: &[u8], b: &[u8
     let mut iterations = 0usize;
     for i in 0..n {
         iterations = opaque(iterations + 1);
-        let base = n - i;
+        let source = &ext[n - i..2 * n - i];
         if CONSTANT_TIME {
             let mask = (0 as Word).wrapping_sub(opaque(bit(b, i)) as Word);
-            for k in (0..n).step_by(LANES) {
-                let acc = load(out, k);
-                store(out, k, lane_add(acc, load(ext, base + k) & mask));
+            for (o, s) in out.chunks_exact_mut(LANES).zip(source.chunks_exact(LANES)) {
+                let sum = lane_add(word(o), word(s) & mask);
+                o.copy_from_slice(&sum.to_le_bytes());
             }
         } else {
             if bit(b, i) == 0 {
                 continue;
             }
-            for k in (0..n).step_by(LANES) {
-                let acc = load(out, k);
-                store(out, k, lane_add(acc, load(ext, base + k)));
+            for (o, s) in out.chunks_exact_mut(LANES).zip(source.chunks_exact(LANES)) {
+                let sum = lane_add(word(o), word(s));
+                o.copy_from_slice(&sum.to_le_bytes());
             }
         }
     }
@@ -204,15 +213,11 @@ pub fn mul_general(out: &mut [u8], ext: &[u8], s: &[u8]) -> usize {
     let mut iterations = 0usize;
     for (i, &scalar) in s.iter().enumerate() {
         iterations = opaque(iterations + 1);
-        let base = n - i;
+        let source = &ext[n - i..2 * n - i];
         let scalar = scalar as Word;
-        for k in (0..n).step_by(LANES) {
-            let acc = load(out, k);
-            store(
-                out,
-                k,
-                lane_add(acc, lane_mul_scalar(load(ext, base + k), scalar)),
-            );
+        for (o, s) in out.chunks_exact_mut(LANES).zip(source.chunks_exact(LANES)) {
+            let sum = lane_add(word(o), lane_mul_scalar(word(s), scalar));
+            o.copy_from_slice(&sum.to_le_bytes());
         }
     }
     iterations
