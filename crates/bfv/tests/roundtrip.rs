@@ -1,0 +1,225 @@
+//! Encrypt → decrypt at every level, every path, both presets; the noise budget against its
+//! big-integer definition (with X from the schoolbook product); typed errors on bad input.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use zeppelin::{
+    encoder, Bfv, Ciphertext, EncryptionSeeds, Error, Params, PublicKey, PublicSeed, Seal4096,
+    SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096, N, T,
+};
+
+struct Client<P: Params> {
+    sk: Box<SecretKey<P>>,
+    pk: Box<PublicKey<P>>,
+    ws: Box<Workspace>,
+}
+
+fn client<P: Params>(rng: &mut StdRng) -> Client<P> {
+    let mut sk = Box::new(SecretKey::<P>::zeroed());
+    let mut pk = Box::new(PublicKey::<P>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
+    Bfv::<P>::generate_secret_key(rng, &mut sk).unwrap();
+    Bfv::<P>::generate_public_key(&sk, rng, &mut pk, &mut ws).unwrap();
+    Client { sk, pk, ws }
+}
+
+/// Returns the fresh noise budgets (seeded, symmetric, public) at the full level.
+fn roundtrip_every_level<P: Params>(seed: u64) -> [u32; 3] {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let Client { sk, pk, mut ws } = client::<P>(&mut rng);
+    let mut slots = Box::new([0u32; N]);
+    let mut plain = Box::new([0u32; N]);
+    let mut decrypted = Box::new([0u32; N]);
+    let mut back = Box::new([0u32; N]);
+    let mut ct = Box::new(Ciphertext::<P>::zeroed());
+    let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
+    let mut budgets = [0u32; 3];
+    for level in 1..=P::K {
+        for path in 0..3 {
+            for s in slots.iter_mut() {
+                *s = rng.gen_range(0..T);
+            }
+            encoder::encode(&slots, &mut plain).unwrap();
+            let seeds = EncryptionSeeds::generate(&mut rng);
+            match path {
+                0 => {
+                    Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, level, &mut seeded, &mut ws)
+                        .unwrap();
+                    assert_eq!(seeded.level(), level);
+                    Bfv::<P>::decrypt_seeded(&sk, &seeded, &mut decrypted, &mut ws).unwrap();
+                    encoder::decode(&decrypted, &mut back).unwrap();
+                    assert_eq!(back[..], slots[..]);
+                    Bfv::<P>::expand_ct1(&seeded, &mut ct).unwrap();
+                }
+                1 => Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, level, &mut ct, &mut ws)
+                    .unwrap(),
+                _ => Bfv::<P>::encrypt_public_with(&pk, &plain, &seeds.e, level, &mut ct, &mut ws)
+                    .unwrap(),
+            }
+            Bfv::<P>::decrypt(&sk, &ct, &mut decrypted, &mut ws).unwrap();
+            encoder::decode(&decrypted, &mut back).unwrap();
+            assert_eq!(back[..], slots[..], "{} level {level} path {path}", P::NAME);
+
+            let mut x_rows = vec![0u32; level * N];
+            let budget = Bfv::<P>::noise_budget(&sk, &ct, &mut x_rows, &mut ws).unwrap();
+            let exact = schoolbook_x::<P>(level, ct.c0(), ct.c1(), sk.ternary());
+            assert_eq!(x_rows, exact, "X residues differ from the schoolbook product");
+            assert_eq!(budget, noise_budget_exact::<P>(&exact, level));
+            if level == P::K {
+                budgets[path] = budget;
+            }
+        }
+    }
+    budgets
+}
+
+/// Plausibility from first principles (SEAL's definition, budget = bits(Q) − bits(‖[t·X]_Q‖) − 1):
+/// a symmetric ciphertext has `[t·X]_Q = t·e + ε`, `|e| <= 21`, `|ε| <= t/2`, and among 4096
+/// Gaussian samples some `|e| >= 8`, so its budget is in `[bits(Q) − 22, bits(Q) − 20]`; the
+/// public-key noise `e·u + e1 + e2·s` is larger but far below `2^12`.
+fn check_budgets<P: Params>(budgets: [u32; 3]) {
+    let q_bits = q_big::<P>(P::K).bits() as u32;
+    eprintln!(
+        "{}: bits(Q) = {q_bits}, fresh noise budget (seeded, symmetric, public) = {budgets:?}",
+        P::NAME
+    );
+    for b in &budgets[..2] {
+        assert!((q_bits - 22..=q_bits - 20).contains(b), "{budgets:?}");
+    }
+    assert!((q_bits - 32..=budgets[1]).contains(&budgets[2]), "{budgets:?}");
+}
+
+#[test]
+fn roundtrip_and_noise_seal4096() {
+    check_budgets::<Seal4096>(roundtrip_every_level::<Seal4096>(0x5ea1_0001));
+}
+
+#[test]
+fn roundtrip_and_noise_zeppelin4096() {
+    check_budgets::<Zeppelin4096>(roundtrip_every_level::<Zeppelin4096>(0x5ea1_0002));
+}
+
+#[test]
+fn bad_input_gets_typed_errors_and_leaves_outputs_alone() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let Client { sk, pk, mut ws } = client::<Seal4096>(&mut rng);
+    let plain = Box::new([0u32; N]);
+    let mut out = Box::new([9u32; N]);
+    let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
+    Bfv::<Seal4096>::encrypt_public(&pk, &plain, &mut rng, &mut ct, &mut ws).unwrap();
+
+    // A residue >= its prime.
+    let mut c1 = ct.c1().to_vec();
+    c1[N + 5] = Seal4096::DATA_PRIMES[1];
+    assert_eq!(
+        Bfv::<Seal4096>::decrypt_rows(&sk, 3, ct.c0(), &c1, &mut out, &mut ws),
+        Err(Error::CoefficientOutOfRange {
+            poly: 1,
+            prime: 1,
+            index: 5,
+            value: Seal4096::DATA_PRIMES[1]
+        })
+    );
+    assert!(out.iter().all(|&v| v == 9));
+    // Wrong level, wrong lengths.
+    assert_eq!(
+        Bfv::<Seal4096>::decrypt_rows(&sk, 4, ct.c0(), ct.c1(), &mut out, &mut ws),
+        Err(Error::InvalidLevel { level: 4, max: 3 })
+    );
+    assert_eq!(
+        Bfv::<Seal4096>::decrypt_rows(&sk, 2, ct.c0(), ct.c1(), &mut out, &mut ws),
+        Err(Error::LengthMismatch {
+            expected: 2 * N,
+            found: 3 * N
+        })
+    );
+    let seeds = EncryptionSeeds::generate(&mut rng);
+    let mut seeded = Box::new(SeededCiphertext::<Seal4096>::zeroed());
+    assert_eq!(
+        Bfv::<Seal4096>::encrypt_seeded_with(&sk, &plain, &seeds, 0, &mut seeded, &mut ws),
+        Err(Error::InvalidLevel { level: 0, max: 3 })
+    );
+    let mut bad_plain = Box::new([0u32; N]);
+    bad_plain[3] = T;
+    assert_eq!(
+        Bfv::<Seal4096>::encrypt_seeded_with(&sk, &bad_plain, &seeds, 3, &mut seeded, &mut ws),
+        Err(Error::PlaintextOutOfRange { index: 3, value: T })
+    );
+
+    // Byte forms: round trips, and refusals.
+    let mut bytes = vec![0u8; Ciphertext::<Seal4096>::bytes_at(3)];
+    assert_eq!(ct.write_bytes(&mut bytes).unwrap(), bytes.len());
+    let mut ct2 = Box::new(Ciphertext::<Seal4096>::zeroed());
+    ct2.read_bytes(3, &bytes).unwrap();
+    assert_eq!(ct2.c0(), ct.c0());
+    assert_eq!(ct2.c1(), ct.c1());
+    bytes[4 * (2 * N) + 3] = 0xff; // c0, prime 2, coefficient 0: now >= 2^24·255 > q
+    assert!(matches!(
+        ct2.read_bytes(3, &bytes),
+        Err(Error::CoefficientOutOfRange { poly: 0, prime: 2, index: 0, .. })
+    ));
+    assert_eq!(ct2.c0(), ct.c0(), "a refused read leaves the ciphertext as it was");
+    assert!(matches!(
+        ct.write_bytes(&mut [0u8; 10]),
+        Err(Error::BufferTooSmall { .. })
+    ));
+
+    let mut sk_bytes = vec![0u8; SecretKey::<Seal4096>::BYTES];
+    sk.write_bytes(&mut sk_bytes).unwrap();
+    let mut sk2 = Box::new(SecretKey::<Seal4096>::zeroed());
+    sk2.read_bytes(&sk_bytes).unwrap();
+    assert_eq!(sk2.ntt_residues(), sk.ntt_residues());
+    sk_bytes[100] = 2;
+    assert_eq!(
+        sk2.read_bytes(&sk_bytes),
+        Err(Error::SecretKeyNotTernary { index: 100 })
+    );
+
+    let mut pk_bytes = vec![0u8; PublicKey::<Seal4096>::BYTES];
+    pk.write_bytes(&mut pk_bytes).unwrap();
+    let mut pk2 = Box::new(PublicKey::<Seal4096>::zeroed());
+    pk2.read_bytes(&pk_bytes).unwrap();
+    assert_eq!(pk2.p0(), pk.p0());
+    assert_eq!(pk2.p1(), pk.p1());
+    assert!(pk2.read_bytes(&pk_bytes[1..]).is_err());
+}
+
+#[test]
+fn seeded_public_key_is_reproducible_from_its_seed() {
+    let mut sk = Box::new(SecretKey::<Zeppelin4096>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
+    Bfv::<Zeppelin4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)
+        .unwrap();
+    let mut pk = Box::new(PublicKey::<Zeppelin4096>::zeroed());
+    let seed = PublicSeed([2; 32]);
+    Bfv::<Zeppelin4096>::generate_public_key_with(
+        &sk,
+        &seed,
+        &SecretSeed::from_bytes([3; 32]),
+        &mut pk,
+        &mut ws,
+    )
+    .unwrap();
+    assert_eq!(pk.seed(), Some(&seed));
+    // p̂1 is the evaluation-domain mask expanded from the seed: INTT(p̂1) = expand_c1_rows.
+    let mut c1 = vec![0u32; 4 * N];
+    Bfv::<Zeppelin4096>::expand_c1_rows(&seed, 4, &mut c1).unwrap();
+    // p0 + p1·s = −e: small after INTT, checked through the schoolbook product.
+    let mut p0 = pk.p0().to_vec();
+    let tables = Zeppelin4096::ntt_tables();
+    use zeppelin_ring::{Ntt, NttBackend};
+    for (i, table) in tables.iter().enumerate() {
+        Ntt::inverse(&table.view(), &mut p0[i * N..(i + 1) * N]).unwrap();
+    }
+    let x = schoolbook_x::<Zeppelin4096>(4, &p0, &c1, sk.ternary());
+    for (i, &q) in Zeppelin4096::DATA_PRIMES.iter().enumerate() {
+        for &v in &x[i * N..(i + 1) * N] {
+            let centred = if v > q / 2 { v as i64 - q as i64 } else { v as i64 };
+            assert!(centred.abs() <= 21, "p0 + p1·s is not −e with |e| <= 21");
+        }
+    }
+}
