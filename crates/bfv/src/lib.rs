@@ -22,6 +22,7 @@
 pub mod ciphertext;
 pub mod encoder;
 mod error;
+pub mod kat;
 pub mod keys;
 mod ops;
 pub mod params;
