@@ -120,9 +120,7 @@ impl RnsContext {
             .enumerate()
         {
             let q = m.value();
-            // Branch-free maximum first (vectorizes); locate the culprit only on failure.
-            if residues.iter().fold(0u32, |acc, &v| acc.max(v)) >= q {
-                let index = residues.iter().position(|&v| v >= q).unwrap_or(0);
+            if let Some(index) = first_unreduced(residues, q) {
                 return Err(EvalMultError::ResidueOutOfRange {
                     what: what.to_owned(),
                     tower,
@@ -133,6 +131,20 @@ impl RnsContext {
             }
         }
         Ok(())
+    }
+}
+
+/// Index of the first residue `>= q` (`q < 2^30`), if any. The scan is an OR of
+/// sign bits (`(q − 1 − v) | v` has its top bit set exactly when `v >= q`), which the
+/// compiler vectorizes with baseline SSE2; the position is searched only on failure.
+pub(crate) fn first_unreduced(residues: &[u32], q: u32) -> Option<usize> {
+    let bad = residues.iter().fold(0u32, |acc, &v| {
+        acc | (q.wrapping_sub(1).wrapping_sub(v) | v)
+    });
+    if bad >> 31 == 0 {
+        None
+    } else {
+        residues.iter().position(|&v| v >= q)
     }
 }
 
@@ -198,9 +210,12 @@ impl RelinKey {
     }
 }
 
-/// `count` distinct `bits`-bit primes `q ≡ 1 mod M`, `M = 2n·odd(t)`, descending from the
-/// largest one below `2^bits`: how OpenFHE 1.5.1 generates BGVRNS towers when the first and
-/// scaling moduli have the same size (this reproduces the moduli of the shared vectors).
+/// `count` distinct primes `q ≡ 1 mod M`, `M = 2n·odd(t)`, descending from the largest one
+/// below `2^bits`: how OpenFHE 1.5.1 generates BGVRNS towers when the first and scaling
+/// moduli have the same size (this reproduces the moduli of the shared vectors). Like
+/// OpenFHE's `PreviousPrime`, the descent continues below `2^(bits−1)` when the `bits`-bit
+/// range holds fewer than `count` such primes (for instance 30 bits with `n = 16384`,
+/// `t = 257`).
 ///
 /// ```
 /// let q = zeppelin_evalmult::openfhe_primes(30, 4096, 257, 4).unwrap();
@@ -230,7 +245,7 @@ pub fn openfhe_primes(
     let mut found = Vec::with_capacity(count);
     let mut candidate = top / step * step + 1;
     while found.len() < count {
-        if candidate > top || candidate < (1u64 << (bits - 1)) {
+        if candidate > top || candidate <= step {
             return Err(EvalMultError::TowerCount {
                 count,
                 max: found.len(),

@@ -3,31 +3,38 @@
 //!
 //! # Data flow
 //!
-//! 1. Per pair (in parallel): validate, `c2 = x1·y1`, and `c2` to coefficient form (one
-//!    inverse NTT per tower).
-//! 2. Per (tower `k`, group of pairs) task (in parallel): for every pair of the group, the `L`
-//!    digits of tower `k` (digit `k` is `c2`'s own evaluation tower, the others a centred lift
-//!    of coefficient tower `i` into `q_k` and one forward NTT); then, one **coefficient block**
-//!    at a time, the key block `(a_i[k], b_i[k])` for all digits `i` is loaded once and used by
-//!    every pair of the group (coefficient-major key reuse, as the FPGA does across its
-//!    batch): `c0 = x0·y0`, `c1 = x0·y1 + x1·y0` and `relin_c0 = c0 + Σ_i b_i·d_i`,
-//!    `relin_c1 = c1 + Σ_i a_i·d_i`, with the sums accumulated unreduced in 64 bits.
+//! The batch is cut into groups of [`EngineOptions::group`] pairs, one task each (rayon
+//! spreads the tasks over the cores). A task
 //!
-//! With [`EngineOptions::group`] equal to the batch size the key is streamed exactly once per
-//! tower and coefficient block for the whole batch (per worker); smaller groups trade key
-//! re-reads for a digit buffer that stays in cache.
+//! 1. validates its pairs and computes `c2 = x1·y1` in coefficient form (one inverse NTT per
+//!    tower);
+//! 2. for each tower `k`: builds the `L` digits of tower `k` for every pair of the group
+//!    (digit `k` is `c2`'s own evaluation tower, the others a centred lift of coefficient
+//!    tower `i` into `q_k` and one forward NTT); then, one **coefficient block** at a time,
+//!    takes the key block `(a_i[k], b_i[k])` for all digits `i` once and uses it for every
+//!    pair of the group (coefficient-major key reuse, as the FPGA does across its batch):
+//!    `c0 = x0·y0`, `c1 = x0·y1 + x1·y0`, `relin_c0 = c0 + Σ_i b_i·d_i`,
+//!    `relin_c1 = c1 + Σ_i a_i·d_i`, the sums accumulated unreduced in 64 bits.
+//!
+//! A group equal to the batch streams the key exactly once per tower and block for the
+//! whole batch (on one core); smaller groups re-read the key once per group but keep the
+//! digit buffer in the core's L2 cache and give every core work. Scratch buffers are kept
+//! per worker thread and reused across batches.
+
+use std::cell::RefCell;
 
 use rayon::prelude::*;
 use zeppelin_ring::NttBackend;
 
-use crate::context::{Ciphertext, RelinKey, RnsContext};
+use crate::context::{first_unreduced, Ciphertext, RelinKey, RnsContext};
 use crate::error::{EvalMultError, Result};
 use crate::kernels::{self, Backend};
 
 /// Tuning knobs; results never depend on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EngineOptions {
-    /// Pairs that share one pass over the evaluation key (per tower).
+    /// Pairs that share one pass over the evaluation key (per tower); also the unit of work
+    /// given to a core.
     pub group: usize,
     /// Coefficients per key block (a multiple of 16 keeps the SIMD kernels on full vectors).
     pub block: usize,
@@ -36,15 +43,15 @@ pub struct EngineOptions {
 impl Default for EngineOptions {
     fn default() -> Self {
         Self {
-            group: 8,
+            group: 4,
             block: 256,
         }
     }
 }
 
-/// Outputs of a batch, tower-major: `c0[(k·batch + ct)·n ..][..n]` is tower `k` of
-/// `relin_c0` of pair `ct` (the layout the workers write without copying).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Outputs of a batch: `c0[ct·L·n ..][.. L·n]` is `relin_c0` of pair `ct`, tower-major
+/// (likewise `c1`). Reusable across batches ([`Engine::eval_mult_into`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RelinBatch {
     ring_dim: usize,
     towers: usize,
@@ -54,6 +61,11 @@ pub struct RelinBatch {
 }
 
 impl RelinBatch {
+    /// An empty batch, to be filled by [`Engine::eval_mult_into`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     /// Number of results.
     pub fn len(&self) -> usize {
         self.batch
@@ -64,29 +76,38 @@ impl RelinBatch {
         self.batch == 0
     }
 
-    /// Tower `tower` of component `component` (0 or 1) of result `ct`.
-    pub fn tower(&self, ct: usize, component: usize, tower: usize) -> &[u32] {
+    /// Component `component` (0 or 1) of result `ct`, tower-major (`L·n` residues).
+    pub fn component(&self, ct: usize, component: usize) -> &[u32] {
         let data = if component == 0 { &self.c0 } else { &self.c1 };
-        let start = (tower * self.batch + ct) * self.ring_dim;
-        &data[start..start + self.ring_dim]
+        let len = self.towers * self.ring_dim;
+        &data[ct * len..(ct + 1) * len]
     }
 
-    /// Result `ct` as a tower-major [`Ciphertext`].
+    /// Tower `tower` of component `component` (0 or 1) of result `ct`.
+    pub fn tower(&self, ct: usize, component: usize, tower: usize) -> &[u32] {
+        &self.component(ct, component)[tower * self.ring_dim..(tower + 1) * self.ring_dim]
+    }
+
+    /// Result `ct` as a [`Ciphertext`].
     pub fn ciphertext(&self, ct: usize) -> Ciphertext {
-        let gather = |component| {
-            (0..self.towers)
-                .flat_map(|k| self.tower(ct, component, k).iter().copied())
-                .collect()
-        };
         Ciphertext {
-            c0: gather(0),
-            c1: gather(1),
+            c0: self.component(ct, 0).to_vec(),
+            c1: self.component(ct, 1).to_vec(),
         }
     }
 
     /// All results as [`Ciphertext`]s.
     pub fn to_ciphertexts(&self) -> Vec<Ciphertext> {
         (0..self.batch).map(|ct| self.ciphertext(ct)).collect()
+    }
+
+    fn reset(&mut self, ring_dim: usize, towers: usize, batch: usize) {
+        self.ring_dim = ring_dim;
+        self.towers = towers;
+        self.batch = batch;
+        // Every residue is overwritten; resizing keeps the allocation of earlier batches.
+        self.c0.resize(batch * towers * ring_dim, 0);
+        self.c1.resize(batch * towers * ring_dim, 0);
     }
 }
 
@@ -136,7 +157,7 @@ pub fn tower_major_digits(ctx: &RnsContext, digits: &[Vec<u32>]) -> Result<Tower
 #[derive(Clone, Debug)]
 pub struct Engine {
     ctx: RnsContext,
-    /// `key_a[(k·L + i)·n + j]`: digit `i`'s `a` key, tower `k`, Montgomery form.
+    /// `key_a[(k·L + i)·(n + ROW_PAD) + j]`: digit `i`'s `a` key, tower `k`, Montgomery form.
     key_a: Vec<u32>,
     /// Same for `b`.
     key_b: Vec<u32>,
@@ -153,11 +174,15 @@ impl Engine {
     pub fn with_options(ctx: RnsContext, key: &RelinKey, options: EngineOptions) -> Result<Self> {
         key.check(&ctx)?;
         let (n, towers) = (ctx.ring_dim(), ctx.towers());
+        let row = n + ROW_PAD;
         let prepare = |part: &[Vec<u32>]| {
-            let mut out = Vec::with_capacity(towers * towers * n);
+            let mut out = vec![0u32; towers * towers * row];
             for (k, m) in ctx.moduli().iter().enumerate() {
-                for digit in part {
-                    out.extend(digit[k * n..(k + 1) * n].iter().map(|&v| m.to_mont(v)));
+                for (i, digit) in part.iter().enumerate() {
+                    let dst = &mut out[(k * towers + i) * row..][..n];
+                    for (d, &v) in dst.iter_mut().zip(&digit[k * n..(k + 1) * n]) {
+                        *d = m.to_mont(v);
+                    }
                 }
             }
             out
@@ -190,43 +215,21 @@ impl Engine {
         Ok(self.eval_mult_batch(pairs)?.to_ciphertexts())
     }
 
-    /// Like [`Engine::eval_mult`], results in the engine's tower-major layout.
+    /// Like [`Engine::eval_mult`], results in one [`RelinBatch`].
     pub fn eval_mult_batch(&self, pairs: &[(Ciphertext, Ciphertext)]) -> Result<RelinBatch> {
-        self.check_pairs(pairs)?;
-        let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
-        // Phase 1: c2 in coefficient form, per pair.
-        let coefficients: Vec<Vec<u32>> = pairs
-            .par_iter()
-            .map(|(x, y)| -> Result<Vec<u32>> {
-                let mut c2 = vec![0u32; towers * n];
-                for (k, tower) in c2.chunks_exact_mut(n).enumerate() {
-                    let range = k * n..(k + 1) * n;
-                    Backend::pointwise_mul(
-                        &self.ctx.moduli()[k],
-                        &x.c1[range.clone()],
-                        &y.c1[range],
-                        tower,
-                    )?;
-                    Backend::inverse(&self.ctx.table(k), tower)?;
-                }
-                Ok(c2)
-            })
-            .collect::<Result<_>>()?;
-        self.relinearize(pairs, |k, ct, x, y, digits| {
-            // Digits of tower k for pair ct: [digit i][coefficient].
-            let m = &self.ctx.moduli()[k];
-            for (i, digit) in digits.chunks_exact_mut(n).enumerate() {
-                if i == k {
-                    let range = k * n..(k + 1) * n;
-                    Backend::pointwise_mul(m, &x.c1[range.clone()], &y.c1[range], digit)?;
-                } else {
-                    let source = &coefficients[ct][i * n..(i + 1) * n];
-                    kernels::lift_centered(source, &self.ctx.moduli()[i], m, digit)?;
-                    Backend::forward(&self.ctx.table(k), digit)?;
-                }
-            }
-            Ok(())
-        })
+        let mut out = RelinBatch::new();
+        self.eval_mult_into(pairs, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Engine::eval_mult_batch`], reusing `out`'s memory. On error `out` holds no
+    /// partial results (it is emptied).
+    pub fn eval_mult_into(
+        &self,
+        pairs: &[(Ciphertext, Ciphertext)],
+        out: &mut RelinBatch,
+    ) -> Result<()> {
+        self.run(pairs, DigitSource::Decompose, out)
     }
 
     /// Tensor and key switch with digits supplied by the caller (what the FPGA does: the
@@ -236,9 +239,20 @@ impl Engine {
         pairs: &[(Ciphertext, Ciphertext)],
         digits: &[TowerMajorDigits],
     ) -> Result<RelinBatch> {
-        self.check_pairs(pairs)?;
-        let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
+        let mut out = RelinBatch::new();
+        self.relinearize_with_digits_into(pairs, digits, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`Engine::relinearize_with_digits`], reusing `out`'s memory.
+    pub fn relinearize_with_digits_into(
+        &self,
+        pairs: &[(Ciphertext, Ciphertext)],
+        digits: &[TowerMajorDigits],
+        out: &mut RelinBatch,
+    ) -> Result<()> {
         if digits.len() != pairs.len() {
+            out.reset(0, 0, 0);
             return Err(EvalMultError::shape(
                 "digit sets",
                 pairs.len(),
@@ -246,141 +260,196 @@ impl Engine {
                 "pairs",
             ));
         }
-        digits.par_iter().enumerate().try_for_each(|(ct, set)| {
-            if set.len() != towers * towers * n {
-                return Err(EvalMultError::shape(
-                    format!("digits of pair {ct}"),
-                    towers * towers * n,
-                    set.len(),
-                    "residues",
-                ));
-            }
-            for (k, tower_digits) in set.chunks_exact(towers * n).enumerate() {
-                let q = self.ctx.moduli()[k].value();
-                if let Some(index) = tower_digits.iter().position(|&v| v >= q) {
-                    return Err(EvalMultError::ResidueOutOfRange {
-                        what: format!("digit {} of pair {ct}", index / n),
-                        tower: k,
-                        index: index % n,
-                        value: tower_digits[index],
-                        modulus: q,
-                    });
-                }
-            }
-            Ok(())
-        })?;
-        self.relinearize(pairs, |k, ct, _, _, out| {
-            out.copy_from_slice(&digits[ct][k * towers * n..(k + 1) * towers * n]);
-            Ok(())
-        })
+        self.run(pairs, DigitSource::Given(digits), out)
     }
 
-    fn check_pairs(&self, pairs: &[(Ciphertext, Ciphertext)]) -> Result<()> {
-        pairs.par_iter().enumerate().try_for_each(|(ct, (x, y))| {
-            x.check(&self.ctx, &format!("pair {ct} x"))?;
-            y.check(&self.ctx, &format!("pair {ct} y"))
-        })
-    }
-
-    /// Phase 2: `make_digits(k, ct, x, y, buffer)` fills the `L·n` digits of tower `k` of
-    /// pair `ct`; the rest is the blocked multiply-accumulate.
-    fn relinearize<F>(
+    fn run(
         &self,
         pairs: &[(Ciphertext, Ciphertext)],
-        make_digits: F,
-    ) -> Result<RelinBatch>
-    where
-        F: Fn(usize, usize, &Ciphertext, &Ciphertext, &mut [u32]) -> Result<()> + Sync,
-    {
-        let (n, towers, batch) = (self.ctx.ring_dim(), self.ctx.towers(), pairs.len());
-        let EngineOptions { group, block } = self.options;
-        let mut c0 = vec![0u32; towers * batch * n];
-        let mut c1 = vec![0u32; towers * batch * n];
-        if batch > 0 {
-            c0.par_chunks_mut(batch * n)
-                .zip(c1.par_chunks_mut(batch * n))
-                .enumerate()
-                .try_for_each(|(k, (out0, out1))| {
-                    out0.par_chunks_mut(group * n)
-                        .zip(out1.par_chunks_mut(group * n))
-                        .enumerate()
-                        .try_for_each(|(g, (out0, out1))| {
-                            let first = g * group;
-                            let members = &pairs[first..first + out0.len() / n];
-                            self.relinearize_group(
-                                k,
-                                first,
-                                members,
-                                &make_digits,
-                                block,
-                                out0,
-                                out1,
-                            )
-                        })
-                })?;
+        source: DigitSource<'_>,
+        out: &mut RelinBatch,
+    ) -> Result<()> {
+        let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
+        out.reset(n, towers, pairs.len());
+        let group = self.options.group;
+        let len = towers * n;
+        let result = out
+            .c0
+            .par_chunks_mut(group * len)
+            .zip(out.c1.par_chunks_mut(group * len))
+            .enumerate()
+            .try_for_each(|(g, (out0, out1))| {
+                let first = g * group;
+                let members = &pairs[first..first + out0.len() / len];
+                SCRATCH.with(|scratch| {
+                    let mut scratch = scratch.borrow_mut();
+                    self.run_group(first, members, source, &mut scratch, out0, out1)
+                })
+            });
+        if result.is_err() {
+            out.reset(0, 0, 0);
         }
-        Ok(RelinBatch {
-            ring_dim: n,
-            towers,
-            batch,
-            c0,
-            c1,
-        })
+        result
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn relinearize_group<F>(
+    /// One group: validation, `c2` to coefficient form, then tower by tower the digits and
+    /// the blocked multiply-accumulate.
+    fn run_group(
         &self,
-        k: usize,
         first: usize,
         members: &[(Ciphertext, Ciphertext)],
-        make_digits: &F,
-        block: usize,
+        source: DigitSource<'_>,
+        scratch: &mut Scratch,
         out0: &mut [u32],
         out1: &mut [u32],
-    ) -> Result<()>
-    where
-        F: Fn(usize, usize, &Ciphertext, &Ciphertext, &mut [u32]) -> Result<()> + Sync,
-    {
+    ) -> Result<()> {
         let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
-        let m = &self.ctx.moduli()[k];
-        let stride = towers * n;
-        let mut digits = vec![0u32; members.len() * stride];
-        for (g, ((x, y), buffer)) in members
-            .iter()
-            .zip(digits.chunks_exact_mut(stride))
-            .enumerate()
-        {
-            make_digits(k, first + g, x, y, buffer)?;
+        let len = towers * n;
+        // Digit and key rows are padded by one cache line: rows 2^k bytes apart would all
+        // fall into the same L1 set, and the multiply-accumulate walks 3·L rows at once.
+        let row = n + ROW_PAD;
+        let span = towers * row;
+        let block = self.options.block;
+        for (g, (x, y)) in members.iter().enumerate() {
+            x.check(&self.ctx, &format!("pair {} x", first + g))?;
+            y.check(&self.ctx, &format!("pair {} y", first + g))?;
         }
-        let key_a = &self.key_a[k * stride..(k + 1) * stride];
-        let key_b = &self.key_b[k * stride..(k + 1) * stride];
-        let mut tensor0 = vec![0u32; block];
-        let mut tensor1 = vec![0u32; block];
-        let tower = k * n;
-        for start in (0..n).step_by(block) {
-            let len = block.min(n - start);
-            let (t0, t1) = (&mut tensor0[..len], &mut tensor1[..len]);
-            let range = tower + start..tower + start + len;
+        let Scratch {
+            coefficients,
+            digits,
+            tensor0,
+            tensor1,
+        } = scratch;
+        match source {
+            DigitSource::Decompose => {
+                coefficients.resize(members.len() * len, 0);
+                for ((x, y), c2) in members.iter().zip(coefficients.chunks_exact_mut(len)) {
+                    for (k, tower) in c2.chunks_exact_mut(n).enumerate() {
+                        let range = k * n..(k + 1) * n;
+                        Backend::pointwise_mul(
+                            &self.ctx.moduli()[k],
+                            &x.c1[range.clone()],
+                            &y.c1[range],
+                            tower,
+                        )?;
+                        Backend::inverse(&self.ctx.table(k), tower)?;
+                    }
+                }
+            }
+            DigitSource::Given(sets) => {
+                for (g, set) in sets[first..first + members.len()].iter().enumerate() {
+                    self.check_digit_set(first + g, set)?;
+                }
+            }
+        }
+        digits.resize(members.len() * span, 0);
+        tensor0.resize(block, 0);
+        tensor1.resize(block, 0);
+        for k in 0..towers {
+            let m = &self.ctx.moduli()[k];
             for (g, (x, y)) in members.iter().enumerate() {
-                Backend::pointwise_mul(m, &x.c0[range.clone()], &y.c0[range.clone()], t0)?;
-                Backend::pointwise_mul(m, &x.c0[range.clone()], &y.c1[range.clone()], t1)?;
-                Backend::pointwise_mul_add(m, &x.c1[range.clone()], &y.c0[range.clone()], t1)?;
-                let out = g * n + start..g * n + start + len;
-                kernels::key_switch_block(
-                    m,
-                    towers,
-                    n,
-                    &digits[g * stride + start..(g + 1) * stride],
-                    &key_a[start..],
-                    &key_b[start..],
-                    t1,
-                    t0,
-                    &mut out1[out.clone()],
-                    &mut out0[out],
-                )?;
+                let rows = digits[g * span..(g + 1) * span].chunks_exact_mut(row);
+                if let DigitSource::Given(sets) = source {
+                    let given = sets[first + g][k * len..(k + 1) * len].chunks_exact(n);
+                    for (dst, src) in rows.zip(given) {
+                        dst[..n].copy_from_slice(src);
+                    }
+                } else {
+                    let c2 = &coefficients[g * len..(g + 1) * len];
+                    for (i, digit) in rows.map(|r| &mut r[..n]).enumerate() {
+                        if i == k {
+                            let range = k * n..(k + 1) * n;
+                            Backend::pointwise_mul(m, &x.c1[range.clone()], &y.c1[range], digit)?;
+                        } else {
+                            kernels::lift_centered(
+                                &c2[i * n..(i + 1) * n],
+                                &self.ctx.moduli()[i],
+                                m,
+                                digit,
+                            )?;
+                            Backend::forward(&self.ctx.table(k), digit)?;
+                        }
+                    }
+                }
+            }
+            let key_a = &self.key_a[k * span..(k + 1) * span];
+            let key_b = &self.key_b[k * span..(k + 1) * span];
+            let tower = k * n;
+            for start in (0..n).step_by(block) {
+                let width = block.min(n - start);
+                let (t0, t1) = (&mut tensor0[..width], &mut tensor1[..width]);
+                let range = tower + start..tower + start + width;
+                for (g, (x, y)) in members.iter().enumerate() {
+                    let tower_digits = &digits[g * span..(g + 1) * span];
+                    Backend::pointwise_mul(m, &x.c0[range.clone()], &y.c0[range.clone()], t0)?;
+                    Backend::pointwise_mul(m, &x.c0[range.clone()], &y.c1[range.clone()], t1)?;
+                    Backend::pointwise_mul_add(m, &x.c1[range.clone()], &y.c0[range.clone()], t1)?;
+                    let at = g * len + range.start..g * len + range.end;
+                    kernels::key_switch_block(
+                        m,
+                        towers,
+                        row,
+                        &tower_digits[start..],
+                        &key_a[start..],
+                        &key_b[start..],
+                        t1,
+                        t0,
+                        &mut out1[at.clone()],
+                        &mut out0[at],
+                    )?;
+                }
             }
         }
         Ok(())
     }
+
+    fn check_digit_set(&self, ct: usize, set: &[u32]) -> Result<()> {
+        let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
+        if set.len() != towers * towers * n {
+            return Err(EvalMultError::shape(
+                format!("digits of pair {ct}"),
+                towers * towers * n,
+                set.len(),
+                "residues",
+            ));
+        }
+        for (k, tower_digits) in set.chunks_exact(towers * n).enumerate() {
+            let q = self.ctx.moduli()[k].value();
+            if let Some(index) = first_unreduced(tower_digits, q) {
+                return Err(EvalMultError::ResidueOutOfRange {
+                    what: format!("digit {} of pair {ct}", index / n),
+                    tower: k,
+                    index: index % n,
+                    value: tower_digits[index],
+                    modulus: q,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Padding of every digit and key row, in residues (one 64-byte cache line).
+const ROW_PAD: usize = 16;
+
+/// Where the digits of a run come from.
+#[derive(Clone, Copy)]
+enum DigitSource<'a> {
+    /// Decomposed inside the engine.
+    Decompose,
+    /// Supplied by the caller, one [`TowerMajorDigits`] per pair.
+    Given(&'a [TowerMajorDigits]),
+}
+
+/// Per-thread buffers, kept across batches so that steady-state batches allocate nothing.
+#[derive(Default)]
+struct Scratch {
+    coefficients: Vec<u32>,
+    digits: Vec<u32>,
+    tensor0: Vec<u32>,
+    tensor1: Vec<u32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }

@@ -1,0 +1,138 @@
+//! Prints relinearized ciphertexts per second of the batched engine next to the
+//! pynq_butterfly FPGA (245.61 ct/s at N = 4096, 12 towers, 12 digits, batch 64), with and
+//! without the BV digit decomposition, for the FPGA's configuration and HE-standard-secure
+//! ones. `cargo run --release -p zeppelin-evalmult --example throughput [-- --quick]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use zeppelin_evalmult::{
+    openfhe_primes, reference, tower_major_digits, Ciphertext, Engine, RelinKey, RnsContext,
+};
+
+const FPGA_CT_PER_S: f64 = 245.61;
+
+fn random_poly(rng: &mut StdRng, ctx: &RnsContext) -> Vec<u32> {
+    let n = ctx.ring_dim();
+    (0..ctx.poly_len())
+        .map(|j| rng.gen_range(0..ctx.moduli()[j / n].value()))
+        .collect()
+}
+
+/// Median of `runs` timings of `f`.
+fn median(runs: usize, mut f: impl FnMut()) -> Duration {
+    f(); // warm-up
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[runs / 2]
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    // `--profile`: only the engine at the FPGA's configuration, for a profiler.
+    let profile = std::env::args().any(|a| a == "--profile");
+    let runs = if quick { 3 } else { 11 };
+    println!(
+        "threads: {}, SIMD backend: {}",
+        rayon::current_num_threads(),
+        if zeppelin_ring::X86::simd_available() {
+            "AVX-512F"
+        } else {
+            "portable"
+        }
+    );
+    println!(
+        "{:>6} {:>6} {:>6} {:>6} {:>8} {:>9} {:>13} {:>13} {:>9}",
+        "N",
+        "towers",
+        "digits",
+        "batch",
+        "log2 Q",
+        "128-bit",
+        "ct/s (full)",
+        "ct/s (digits)",
+        "vs FPGA"
+    );
+    let configs: &[(usize, usize, u64, &str)] = &[
+        (4096, 12, 257, "the FPGA's configuration"),
+        (4096, 3, 257, ""),
+        (8192, 7, 257, ""),
+        (16384, 12, 257, ""),
+    ];
+    for &(n, towers, t, _) in configs {
+        let batch = 64;
+        let mut rng = StdRng::seed_from_u64(n as u64 + towers as u64);
+        let ctx = RnsContext::new(n, &openfhe_primes(30, n, t, towers).unwrap()).unwrap();
+        let key = RelinKey {
+            ring_dim: n,
+            moduli: ctx.moduli_values(),
+            a: (0..towers).map(|_| random_poly(&mut rng, &ctx)).collect(),
+            b: (0..towers).map(|_| random_poly(&mut rng, &ctx)).collect(),
+        };
+        let pairs: Vec<_> = (0..batch)
+            .map(|_| {
+                let mut ct = || Ciphertext {
+                    c0: random_poly(&mut rng, &ctx),
+                    c1: random_poly(&mut rng, &ctx),
+                };
+                (ct(), ct())
+            })
+            .collect();
+        let engine = Engine::new(ctx.clone(), &key).unwrap();
+        if profile {
+            let batches: usize = std::env::var("PROFILE_BATCHES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(40);
+            let mut out = zeppelin_evalmult::RelinBatch::new();
+            let start = Instant::now();
+            for _ in 0..batches {
+                engine.eval_mult_into(&pairs, &mut out).unwrap();
+                std::hint::black_box(&out);
+            }
+            println!(
+                "profile: {batches} batches, {:.1} ct/s",
+                (batches * batch) as f64 / start.elapsed().as_secs_f64()
+            );
+            return;
+        }
+        let full = median(runs, || {
+            std::hint::black_box(engine.eval_mult_batch(&pairs).unwrap());
+        });
+        let digits: Vec<_> = pairs
+            .iter()
+            .map(|(x, y)| {
+                let t = reference::tensor(&ctx, x, y).unwrap();
+                tower_major_digits(&ctx, &reference::decompose(&ctx, &t.c2).unwrap()).unwrap()
+            })
+            .collect();
+        let predecomposed = median(runs, || {
+            std::hint::black_box(engine.relinearize_with_digits(&pairs, &digits).unwrap());
+        });
+        let rate = |d: Duration| batch as f64 / d.as_secs_f64();
+        println!(
+            "{:>6} {:>6} {:>6} {:>6} {:>8.1} {:>9} {:>13.1} {:>13.1} {:>8.1}x",
+            n,
+            towers,
+            towers,
+            batch,
+            ctx.log_q(),
+            if ctx.is_he_standard_128() {
+                "yes"
+            } else {
+                "NO"
+            },
+            rate(full),
+            rate(predecomposed),
+            rate(full) / FPGA_CT_PER_S
+        );
+    }
+    println!("FPGA (pynq_butterfly, PYNQ-Z2): N=4096, 12 towers, 12 digits, batch 64: {FPGA_CT_PER_S} ct/s, digits decomposed on the host (excluded)");
+}
