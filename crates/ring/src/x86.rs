@@ -306,39 +306,54 @@ struct SmallStage {
     twiddle_mask: __mmask16,
 }
 
+/// The index vectors of [`SmallStage`] for `h = 2^log_h`, computed at compile time:
+/// `[to_x, to_y, back_lo, back_hi, twiddle]`.
+const fn small_stage_indices(log_h: usize) -> [[i32; 16]; 5] {
+    let h = 1usize << log_h;
+    let mut t = [[0i32; 16]; 5];
+    let mut l = 0;
+    while l < 16 {
+        let x = (l / h) * 2 * h + l % h;
+        t[0][l] = x as i32;
+        t[1][l] = (x + h) as i32;
+        t[4][l] = (l / h) as i32;
+        l += 1;
+    }
+    let mut p = 0;
+    while p < 32 {
+        let (block, offset) = (p / (2 * h), p % (2 * h));
+        let source = if offset < h {
+            block * h + offset
+        } else {
+            16 + block * h + offset - h
+        };
+        t[2 + p / 16][p % 16] = source as i32;
+        p += 1;
+    }
+    t
+}
+
+/// [`small_stage_indices`] for `h = 1, 2, 4, 8`.
+static SMALL_STAGES: [[[i32; 16]; 5]; 4] = [
+    small_stage_indices(0),
+    small_stage_indices(1),
+    small_stage_indices(2),
+    small_stage_indices(3),
+];
+
+/// The lane permutations for butterfly distance `h` in {1, 2, 4, 8}.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn small_stage(h: usize) -> SmallStage {
-    let mut to_x = [0i32; 16];
-    let mut to_y = [0i32; 16];
-    let mut twiddle = [0i32; 16];
-    for l in 0..16 {
-        let x = (l / h) * 2 * h + l % h;
-        to_x[l] = x as i32;
-        to_y[l] = (x + h) as i32;
-        twiddle[l] = (l / h) as i32;
-    }
-    let mut back = [0i32; 32];
-    for (p, slot) in back.iter_mut().enumerate() {
-        let (block, offset) = (p / (2 * h), p % (2 * h));
-        *slot = if offset < h {
-            (block * h + offset) as i32
-        } else {
-            (16 + block * h + offset - h) as i32
-        };
-    }
-    let load = |v: &[i32]| {
-        _mm512_setr_epi32(
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13],
-            v[14], v[15],
-        )
-    };
+    let t = &SMALL_STAGES[h.trailing_zeros() as usize & 3];
+    // SAFETY: each row is 16 `i32`s, exactly one unaligned 512-bit load.
+    let load = |row: &[i32; 16]| unsafe { _mm512_loadu_si512(row.as_ptr().cast()) };
     SmallStage {
-        to_x: load(&to_x),
-        to_y: load(&to_y),
-        back_lo: load(&back[..16]),
-        back_hi: load(&back[16..]),
-        twiddle: load(&twiddle),
+        to_x: load(&t[0]),
+        to_y: load(&t[1]),
+        back_lo: load(&t[2]),
+        back_hi: load(&t[3]),
+        twiddle: load(&t[4]),
         twiddle_mask: ((1u32 << (16 / h)) - 1) as __mmask16,
     }
 }
