@@ -34,7 +34,8 @@ fn widen(rows: &[u32]) -> Vec<u64> {
 }
 
 /// A device ciphertext at level `L` (rows over `device_primes[..L]`, coefficient form,
-/// prime-major) as a SEAL ciphertext at SEAL's first data level.
+/// prime-major) as a SEAL ciphertext: at SEAL's first data level for a full-level device
+/// ciphertext, or at the SEAL level with exactly the device's primes when there is one.
 ///
 /// The device's first primes must be SEAL's data primes, in order. Extra device primes are
 /// removed by BFV modulus switching, one at a time from the last.
@@ -63,7 +64,12 @@ pub fn device_to_seal(
         .iter()
         .map(|&q| u64::from(q))
         .collect();
-    let target = &ctx.first_level().coeff_modulus;
+    // A device ciphertext below the full level maps to SEAL's level with the same primes.
+    let target_level = match ctx.data_level_with(primes.len()) {
+        Some(l) if l.coeff_modulus == primes => l,
+        _ => ctx.first_level(),
+    };
+    let target = &target_level.coeff_modulus;
     if primes.len() < target.len() || primes[..target.len()] != target[..] {
         return Err(SealError::Unsupported(format!(
             "device primes {primes:?} do not start with SEAL's first-level primes {target:?}"
@@ -87,7 +93,7 @@ pub fn device_to_seal(
         data = drop_last_prime(&primes, n, 2, &data)?;
         primes.pop();
     }
-    Ciphertext::new(ctx.first_level(), n, 2, false, data)
+    Ciphertext::new(target_level, n, 2, false, data)
 }
 
 /// A SEAL ciphertext as device rows: `(level, c0, c1)`, coefficient form, prime-major. The
