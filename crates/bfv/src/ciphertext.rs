@@ -82,10 +82,9 @@ impl<P: Params> Ciphertext<P> {
     pub fn write_bytes(&self, out: &mut [u8]) -> Result<usize, Error> {
         let len = Self::bytes_at(self.level);
         let found = out.len();
-        let out = out.get_mut(..len).ok_or(Error::BufferTooSmall {
-            needed: len,
-            found,
-        })?;
+        let out = out
+            .get_mut(..len)
+            .ok_or(Error::BufferTooSmall { needed: len, found })?;
         let (a, b) = out.split_at_mut(len / 2);
         write_words(self.c0(), a);
         write_words(self.c1(), b);
@@ -163,10 +162,9 @@ impl<P: Params> SeededCiphertext<P> {
     pub fn write_bytes(&self, out: &mut [u8]) -> Result<usize, Error> {
         let len = Self::bytes_at(self.level);
         let found = out.len();
-        let out = out.get_mut(..len).ok_or(Error::BufferTooSmall {
-            needed: len,
-            found,
-        })?;
+        let out = out
+            .get_mut(..len)
+            .ok_or(Error::BufferTooSmall { needed: len, found })?;
         let (a, b) = out.split_at_mut(len - SEED_BYTES);
         write_words(self.c0(), a);
         b.copy_from_slice(&self.seed.0);

@@ -178,7 +178,10 @@ impl FixedPoint {
         let scaled = x * self.scale(); // exact: a power-of-two scale
         let magnitude = if scaled < 0.0 { -scaled } else { scaled };
         // Rejects NaN as well (every comparison with NaN is false).
-        if !(magnitude <= HALF_T as f64 + 0.5) {
+        if !matches!(
+            magnitude.partial_cmp(&(HALF_T as f64 + 0.5)),
+            Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
+        ) {
             return Err(Error::FixedPointOutOfRange { index });
         }
         // Round half away from zero, exactly: the truncation and the fraction are exact
@@ -262,7 +265,16 @@ mod tests {
     #[test]
     fn fixed_point_bounds() {
         let fp = FixedPoint::new(8).unwrap();
-        for &x in &[0.0, 1.0, -1.0, 3.14159, -127.99, 127.998, 0.5 / 256.0, -0.5 / 256.0] {
+        for &x in &[
+            0.0,
+            1.0,
+            -1.0,
+            2.5,
+            -127.99,
+            127.998,
+            0.5 / 256.0,
+            -0.5 / 256.0,
+        ] {
             let back = fp.dequantize(fp.quantize(x).unwrap());
             assert!((back - x).abs() <= 0.5 / 256.0, "{x} -> {back}");
         }

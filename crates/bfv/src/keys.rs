@@ -4,8 +4,8 @@ use crate::error::Error;
 use crate::params::{Params, RnsStorage, N};
 use crate::prng::PublicSeed;
 use crate::sampler::lift_small;
-use zeroize::Zeroize;
 use zeppelin_ring::{Ntt, NttBackend};
+use zeroize::Zeroize;
 
 /// The secret key: a ternary polynomial `s`, kept both as its coefficients and, per data
 /// prime, in NTT form `ŝ` (SEAL's NTT convention, so the rows equal the data-prime rows of a
@@ -227,11 +227,7 @@ pub(crate) fn check_rows<P: Params>(level: usize, rows: &[u32], poly: usize) -> 
 }
 
 /// Like [`check_rows`] for little-endian bytes.
-pub(crate) fn check_bytes<P: Params>(
-    level: usize,
-    bytes: &[u8],
-    poly: usize,
-) -> Result<(), Error> {
+pub(crate) fn check_bytes<P: Params>(level: usize, bytes: &[u8], poly: usize) -> Result<(), Error> {
     if bytes.len() != level * N * 4 {
         return Err(Error::LengthMismatch {
             expected: level * N * 4,

@@ -4,8 +4,8 @@
 use core::marker::PhantomData;
 
 use rand_core::{CryptoRng, RngCore};
-use zeroize::Zeroize;
 use zeppelin_ring::{ct, Modulus, Ntt, NttBackend};
+use zeroize::Zeroize;
 
 use crate::ciphertext::{check_level, Ciphertext, SeededCiphertext};
 use crate::encoder::check_below_t;
@@ -499,11 +499,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
                 x = (x + term * (q_big / m.value() as u128)) % q_big;
             }
             let v = (x * T as u128) % q_big;
-            let centred = if v >= q_big.div_ceil(2) {
-                q_big - v
-            } else {
-                v
-            };
+            let centred = if v >= q_big.div_ceil(2) { q_big - v } else { v };
             norm = norm.max(centred);
         }
         let norm_bits = 128 - norm.leading_zeros();

@@ -4,7 +4,12 @@
 //! product (no NTT). Random `X`, fresh-like noise, worst-case noise just inside the
 //! correctness bound, and `t·X mod Q` right at the BEHZ bound `Q(1/2 − 5/γ)`; every level of
 //! both presets; more than 100,000 cases per run, zero mismatches allowed.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 mod common;
 
@@ -14,8 +19,8 @@ use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, Params, PublicKey, PublicSeed, Seal4096,
-    SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096, N, T,
+    encoder, Bfv, Ciphertext, EncryptionSeeds, Params, PublicKey, PublicSeed, Seal4096, SecretKey,
+    SecretSeed, SeededCiphertext, Workspace, Zeppelin4096, N, T,
 };
 
 const CIPHERTEXTS_PER_LEVEL: usize = 4;
@@ -49,7 +54,10 @@ fn constructed_x<P: Params>(rng: &mut StdRng, level: usize, kind: usize) -> (Big
         // SEAL's scaled plaintext round(Q·m/t) plus fresh-sized noise (capped by the bound).
         2 => {
             let m = rng.gen_range(0..T);
-            let limit = ((&q / 2u32 - &t) / &t).to_i64().unwrap_or(i64::MAX).min(1 << 20);
+            let limit = ((&q / 2u32 - &t) / &t)
+                .to_i64()
+                .unwrap_or(i64::MAX)
+                .min(1 << 20);
             let v: i64 = rng.gen_range(-limit..limit);
             (add_signed(&scaled(&q, m), v, &q), Some(m))
         }
@@ -71,6 +79,7 @@ fn constructed_x<P: Params>(rng: &mut StdRng, level: usize, kind: usize) -> (Big
 }
 
 /// SEAL's `floor((Q·m + floor((t+1)/2)) / t)`.
+#[allow(clippy::manual_div_ceil)] // written as SEAL states it
 fn scaled(q: &BigUint, m: u32) -> BigUint {
     (q * m + (T + 1) / 2) / T
 }
@@ -114,9 +123,17 @@ fn constructed_cases<P: Params>(seed: u64) -> usize {
             }
             Bfv::<P>::decrypt_rows(&sk, level, &c0, &c1, &mut plain, &mut ws).unwrap();
             for j in 0..N {
-                assert_eq!(plain[j], expected[j], "{} level {level} coefficient {j}", P::NAME);
+                assert_eq!(
+                    plain[j],
+                    expected[j],
+                    "{} level {level} coefficient {j}",
+                    P::NAME
+                );
                 if let Some(m) = must_equal[j] {
-                    assert_eq!(expected[j], m, "noise inside the bound must decrypt exactly");
+                    assert_eq!(
+                        expected[j], m,
+                        "noise inside the bound must decrypt exactly"
+                    );
                 }
             }
             cases += N;
@@ -175,7 +192,12 @@ fn real_ciphertext_cases<P: Params>(seed: u64) -> usize {
                     res[i] = x_rows[i * N + j];
                 }
                 let x = crt::<P>(&res);
-                assert_eq!(out[j], exact_round::<P>(&x, level), "{} level {level} path {path} coeff {j}", P::NAME);
+                assert_eq!(
+                    out[j],
+                    exact_round::<P>(&x, level),
+                    "{} level {level} path {path} coeff {j}",
+                    P::NAME
+                );
                 assert_eq!(out[j], plain[j]);
             }
             if path == 0 {

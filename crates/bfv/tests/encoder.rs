@@ -2,7 +2,12 @@
 //! output (tests/kats/seal_batch_encoder.txt, made by gen_seal_encoder.py with seal-python
 //! 4.4.0), direct evaluation of the plaintext polynomial at the stated roots of unity mod t,
 //! and the Galois automorphisms SEAL's row/column rotations apply.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -25,14 +30,14 @@ fn pow_mod(mut b: u64, mut e: u64, m: u64) -> u64 {
 /// The smallest primitive 2n-th root of unity mod t, by exhaustive search.
 fn smallest_psi() -> u64 {
     let t = T as u64;
-    (2..t)
-        .find(|&x| pow_mod(x, N as u64, t) == t - 1)
-        .unwrap()
+    (2..t).find(|&x| pow_mod(x, N as u64, t) == t - 1).unwrap()
 }
 
 fn eval(poly: &[u32], x: u64) -> u64 {
     let t = T as u64;
-    poly.iter().rev().fold(0, |acc, &c| (acc * x + c as u64) % t)
+    poly.iter()
+        .rev()
+        .fold(0, |acc, &c| (acc * x + c as u64) % t)
 }
 
 /// Slot values by definition: row 0 column i at ψ^(3^i), row 1 column i at ψ^(−3^i).
@@ -51,7 +56,9 @@ fn slots_by_evaluation(plain: &[u32]) -> Vec<u32> {
 }
 
 fn parse_line(line: &str) -> Vec<u32> {
-    line.split_whitespace().map(|v| v.parse().unwrap()).collect()
+    line.split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect()
 }
 
 #[test]
@@ -130,7 +137,10 @@ fn out_of_range_values_are_refused_without_writing() {
     let mut plain = [5u32; N];
     assert_eq!(
         encode(&slots, &mut plain),
-        Err(Error::PlaintextOutOfRange { index: 77, value: T })
+        Err(Error::PlaintextOutOfRange {
+            index: 77,
+            value: T
+        })
     );
     assert!(plain.iter().all(|&v| v == 5));
     assert!(decode(&slots, &mut plain).is_err());

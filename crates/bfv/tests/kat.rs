@@ -9,7 +9,12 @@
 //! ```text
 //! ZEPPELIN_REGENERATE_KATS=1 cargo test -p zeppelin --release --test kat
 //! ```
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -55,8 +60,7 @@ fn kat_objects<P: Params>() -> Vec<(&'static str, Vec<u8>)> {
         a: PublicSeed(kat::SYMMETRIC_SEED_A),
         e: SecretSeed::from_bytes(kat::SYMMETRIC_SEED_E),
     };
-    Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, P::K, &mut symmetric, &mut ws)
-        .unwrap();
+    Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, P::K, &mut symmetric, &mut ws).unwrap();
     let mut public = Box::new(Ciphertext::<P>::zeroed());
     Bfv::<P>::encrypt_public_with(
         &pk,

@@ -1,6 +1,11 @@
 //! Encrypt → decrypt at every level, every path, both presets; the noise budget against its
 //! big-integer definition (with X from the schoolbook product); typed errors on bad input.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 mod common;
 
@@ -67,7 +72,10 @@ fn roundtrip_every_level<P: Params>(seed: u64) -> [u32; 3] {
             let mut x_rows = vec![0u32; level * N];
             let budget = Bfv::<P>::noise_budget(&sk, &ct, &mut x_rows, &mut ws).unwrap();
             let exact = schoolbook_x::<P>(level, ct.c0(), ct.c1(), sk.ternary());
-            assert_eq!(x_rows, exact, "X residues differ from the schoolbook product");
+            assert_eq!(
+                x_rows, exact,
+                "X residues differ from the schoolbook product"
+            );
             assert_eq!(budget, noise_budget_exact::<P>(&exact, level));
             if level == P::K {
                 budgets[path] = budget;
@@ -90,7 +98,10 @@ fn check_budgets<P: Params>(budgets: [u32; 3]) {
     for b in &budgets[..2] {
         assert!((q_bits - 22..=q_bits - 20).contains(b), "{budgets:?}");
     }
-    assert!((q_bits - 32..=budgets[1]).contains(&budgets[2]), "{budgets:?}");
+    assert!(
+        (q_bits - 32..=budgets[1]).contains(&budgets[2]),
+        "{budgets:?}"
+    );
 }
 
 #[test]
@@ -160,9 +171,18 @@ fn bad_input_gets_typed_errors_and_leaves_outputs_alone() {
     bytes[4 * (2 * N) + 3] = 0xff; // c0, prime 2, coefficient 0: now >= 2^24·255 > q
     assert!(matches!(
         ct2.read_bytes(3, &bytes),
-        Err(Error::CoefficientOutOfRange { poly: 0, prime: 2, index: 0, .. })
+        Err(Error::CoefficientOutOfRange {
+            poly: 0,
+            prime: 2,
+            index: 0,
+            ..
+        })
     ));
-    assert_eq!(ct2.c0(), ct.c0(), "a refused read leaves the ciphertext as it was");
+    assert_eq!(
+        ct2.c0(),
+        ct.c0(),
+        "a refused read leaves the ciphertext as it was"
+    );
     assert!(matches!(
         ct.write_bytes(&mut [0u8; 10]),
         Err(Error::BufferTooSmall { .. })
@@ -218,7 +238,11 @@ fn seeded_public_key_is_reproducible_from_its_seed() {
     let x = schoolbook_x::<Zeppelin4096>(4, &p0, &c1, sk.ternary());
     for (i, &q) in Zeppelin4096::DATA_PRIMES.iter().enumerate() {
         for &v in &x[i * N..(i + 1) * N] {
-            let centred = if v > q / 2 { v as i64 - q as i64 } else { v as i64 };
+            let centred = if v > q / 2 {
+                v as i64 - q as i64
+            } else {
+                v as i64
+            };
             assert!(centred.abs() <= 21, "p0 + p1·s is not −e with |e| <= 21");
         }
     }

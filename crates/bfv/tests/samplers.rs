@@ -2,7 +2,12 @@
 //! chi-square of the CDT Gaussian against the ideal discrete Gaussian (σ = 3.2), ternary
 //! balance, uniform bias-freeness, fixed keystream consumption, and the evaluation-domain
 //! mask `â` against direct evaluation of the expanded `c1` at the stated roots.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use zeppelin::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
 use zeppelin::sampler::{sample_gaussian, sample_ternary, sample_uniform, CDT, SIGMA};
@@ -44,7 +49,10 @@ fn cdt_matches_ideal_gaussian() {
     for (j, &c) in CDT.iter().enumerate() {
         cumulative += rho[j];
         let ideal = cumulative / total * 2f64.powi(31);
-        assert!((c as f64 - ideal).abs() <= 0.5 + 1e-6, "CDT[{j}] = {c}, ideal {ideal}");
+        assert!(
+            (c as f64 - ideal).abs() <= 0.5 + 1e-6,
+            "CDT[{j}] = {c}, ideal {ideal}"
+        );
     }
 }
 
@@ -94,8 +102,19 @@ fn gaussian_chi_square_against_ideal() {
     let stat = chi2(&obs, &exp);
     let crit = chi2_critical(obs.len() - 1);
     assert!(stat < crit, "chi-square {stat} >= {crit}");
-    let mean: f64 = counts.iter().enumerate().map(|(i, &c)| (i as f64 - 21.0) * c as f64).sum::<f64>() / samples;
-    let var: f64 = counts.iter().enumerate().map(|(i, &c)| (i as f64 - 21.0).powi(2) * c as f64).sum::<f64>() / samples - mean * mean;
+    let mean: f64 = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (i as f64 - 21.0) * c as f64)
+        .sum::<f64>()
+        / samples;
+    let var: f64 = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (i as f64 - 21.0).powi(2) * c as f64)
+        .sum::<f64>()
+        / samples
+        - mean * mean;
     assert!(mean.abs() < 0.02, "mean {mean}");
     assert!((var.sqrt() - SIGMA).abs() < 0.02, "sigma {}", var.sqrt());
 }
@@ -214,7 +233,10 @@ fn eval_domain_mask_is_ntt_of_expanded_c1<P: Params>() {
         for j in [0usize, 1, 2, 3, 1000, 2047, 2048, 4095] {
             let br = j.reverse_bits() >> (usize::BITS - 12);
             let x = pow_mod(psi, 2 * br as u64 + 1, m);
-            let v = row.iter().rev().fold(0u64, |acc, &c| (acc * x + c as u64) % m);
+            let v = row
+                .iter()
+                .rev()
+                .fold(0u64, |acc, &c| (acc * x + c as u64) % m);
             assert_eq!(v as u32, a_hat[j], "prime {qi} slot {j}");
         }
     }
