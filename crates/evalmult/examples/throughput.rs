@@ -87,6 +87,17 @@ fn main() {
             .collect();
         let engine = Engine::new(ctx.clone(), &key).unwrap();
         if profile {
+            let env = |name: &str, default: usize| {
+                std::env::var(name)
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(default)
+            };
+            let options = zeppelin_evalmult::EngineOptions {
+                group: env("ENGINE_GROUP", engine.options().group),
+                block: env("ENGINE_BLOCK", engine.options().block),
+            };
+            let engine = Engine::with_options(ctx.clone(), &key, options).unwrap();
             let batches: usize = std::env::var("PROFILE_BATCHES")
                 .ok()
                 .and_then(|v| v.parse().ok())
