@@ -12,11 +12,12 @@ Also: the seeded device form is at most 51 % of the full ciphertext, every compr
 decrypts here, and bad input gets a non-zero exit with one error line.
 """
 
-import numpy
+import subprocess
+
 import pytest
 import seal
 
-from conftest import N, T, Keys, random_values, run
+from conftest import N, T, random_values, run, zeppelin_bin
 
 MODES = ["seeded", "symmetric", "public"]
 
@@ -245,9 +246,7 @@ def test_bad_input_gets_one_error_line_and_nonzero_exit(seal_keys, tmp_path):
     run("decrypt", "--dir", tmp_path / "missing", "--in", keys.path("err.bin"), ok=False)
     run("keys", "--dir", d, ok=False)
     # Usage errors are clap's (exit 2), not crashes.
-    proc = __import__("subprocess").run(
-        [__import__("conftest").zeppelin_bin(), "encrypt", "--dir", d], capture_output=True
-    )
+    proc = subprocess.run([zeppelin_bin(), "encrypt", "--dir", str(d)], capture_output=True)
     assert proc.returncode == 2
 
 

@@ -552,6 +552,31 @@ fn malformed_inputs_get_the_right_typed_errors() {
     patch_u64(&mut b, 105, u64::MAX);
     assert!(matches!(load(&b), Err(SealError::OversizedCount { .. })));
 
+    // Versions 4.0 to 4.4 are read (every header of the object patched); 3.x and 4.5 are not.
+    let with_version = |major: u8, minor: u8| {
+        let mut b = good.clone();
+        for at in [0usize, 89] {
+            b[at + 3] = major;
+            b[at + 4] = minor;
+        }
+        b
+    };
+    for minor in 0..=4 {
+        assert_eq!(
+            load(&with_version(4, minor)).unwrap(),
+            load(&good).unwrap(),
+            "4.{minor}"
+        );
+    }
+    assert!(matches!(
+        load(&with_version(4, 5)),
+        Err(SealError::UnsupportedVersion { .. })
+    ));
+    assert!(matches!(
+        load(&with_version(3, 6)),
+        Err(SealError::UnsupportedVersion { .. })
+    ));
+
     // A key-level ciphertext is not a ciphertext SEAL would load.
     let pk = read("public.seal");
     assert!(matches!(load(&pk), Err(SealError::WrongLevel { .. })));
