@@ -8,13 +8,16 @@
 //! - [`reference`]: the plain, unbatched algorithm (the yardstick).
 //! - [`Engine`]: the batched engine (coefficient-major key reuse, all cores).
 //! - [`vectors`]: directories of OpenFHE test vectors (`shared/vectors/README.md`).
+//! - [`frames`], [`server`]: the FPGA's stream protocol, a TCP server and client.
 #![forbid(unsafe_code)]
 
 mod context;
 mod engine;
 mod error;
+pub mod frames;
 mod kernels;
 pub mod reference;
+pub mod server;
 pub mod vectors;
 
 pub use context::{
