@@ -26,6 +26,7 @@ use crate::cpa::{
     self, check_len, diff_forward, diff_reverse, eq_mask, read_poly, Ciphertext, CpaDecryptor,
     PublicKey, SecretKey,
 };
+use crate::fault::{self, Fault};
 use crate::masked::MaskedSecretKey;
 use crate::params::{ByteArray, ParamSet};
 use crate::{Countermeasures, EntropyPool, Error, PublicParameter};
@@ -391,18 +392,40 @@ fn decrypt_inner<
         for (x, y) in parts.iter() {
             forward |= diff_forward(x, y);
         }
-        let mask_forward = eq_mask(forward);
+        if fault::hit(Fault::ZeroForwardAccumulator) {
+            forward = 0;
+        }
+        let mut mask_forward = eq_mask(forward);
+        if fault::hit(Fault::ForceForwardMask) {
+            mask_forward = 0xff;
+        }
         let mask_reverse = if C::FAULT_HARDENING {
             let mut reverse = 0u32;
             for (x, y) in parts.iter().rev() {
                 reverse |= diff_reverse(x, y);
             }
+            if fault::hit(Fault::ZeroReverseAccumulator) {
+                reverse = 0;
+            }
             eq_mask(reverse)
         } else {
             0xff
         };
+        let mask_reverse = if fault::hit(Fault::ForceReverseMask) {
+            0xff
+        } else {
+            mask_reverse
+        };
         // out = reject XOR ((candidate XOR reject) AND both masks): branch-free selection.
-        for ((o, m), r) in out.iter_mut().zip(candidate.as_ref()).zip(reject.as_ref()) {
+        for (i, ((o, m), r)) in out
+            .iter_mut()
+            .zip(candidate.as_ref())
+            .zip(reject.as_ref())
+            .enumerate()
+        {
+            if i == 0 && fault::hit(Fault::SkipOutputStore) {
+                continue;
+            }
             *o = r ^ ((m ^ r) & mask_forward & mask_reverse);
         }
         if C::FAULT_HARDENING {

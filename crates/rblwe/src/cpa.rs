@@ -5,6 +5,7 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
 use crate::arith;
+use crate::fault::{self, Fault};
 use crate::params::{decode_offset, ByteArray, ParamSet};
 use crate::{Countermeasures, EntropyPool, Error};
 
@@ -272,6 +273,9 @@ fn keygen_into<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usiz
 ) -> Result<(), Error> {
     pool.fill(r1.as_mut())?;
     pool.fill(sk.r2.as_mut())?;
+    if fault::hit(Fault::ZeroSecretAtKeygen) {
+        sk.r2.as_mut().zeroize();
+    }
     if C::FAULT_HARDENING {
         check_binary_secret::<P>(r1.as_ref())?;
         check_binary_secret::<P>(sk.r2.as_ref())?;
@@ -381,16 +385,25 @@ fn decrypt_inner<P: ParamSet, C: Countermeasures>(
     ct: &Ciphertext<P>,
     out: &mut [u8],
 ) -> Result<(), Error> {
+    let zeroed = P::Bits::zeroed();
+    let r2 = if fault::hit(Fault::ZeroSecretAtDecrypt) {
+        &zeroed
+    } else {
+        &sk.r2
+    };
     if C::FAULT_HARDENING {
-        check_binary_secret::<P>(sk.r2.as_ref())?;
+        check_binary_secret::<P>(r2.as_ref())?;
     }
     let mut ext = P::Wide::zeroed();
     arith::extend(ext.as_mut(), ct.c1.as_ref());
     let mut w = P::Poly::zeroed();
-    let iterations = mul_binary::<C>(w.as_mut(), ext.as_ref(), sk.r2.as_ref());
+    let iterations = mul_binary::<C>(w.as_mut(), ext.as_ref(), r2.as_ref());
     arith::add_assign(w.as_mut(), ct.c2.as_ref());
     arith::sub_offsets(w.as_mut(), decode_offset(P::N, P::Q, 0));
     arith::decode_msb(w.as_ref(), P::LOG_Q, out);
+    if fault::hit(Fault::CorruptDecodedByte) {
+        out[0] ^= 0x01;
+    }
     let mut result = Ok(());
     if C::FAULT_HARDENING {
         let mut again = P::Bits::zeroed();

@@ -46,6 +46,7 @@ mod config;
 pub mod cpa;
 mod entropy;
 mod error;
+pub mod fault;
 pub mod kat;
 pub mod masked;
 pub mod params;

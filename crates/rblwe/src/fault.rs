@@ -1,0 +1,54 @@
+//! Simulated single-point logical faults, for the fault-injection tests.
+//!
+//! With the `fault-sim` feature, tests select one [`Fault`] at a time and the hardened code
+//! paths apply it (zeroing an accumulator, forcing a mask, skipping a store, zeroing a key),
+//! like the paper's debugger-driven campaign. Without the feature (the default, and every
+//! firmware build) [`hit`] is a constant `false` and the hooks compile away.
+
+/// The simulated fault points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Fault {
+    /// No fault.
+    None = 0,
+    /// CCA2 decryption: the forward comparison accumulator reads zero ("equal").
+    ZeroForwardAccumulator = 1,
+    /// CCA2 decryption: the reverse comparison accumulator reads zero.
+    ZeroReverseAccumulator = 2,
+    /// CCA2 decryption: the forward selection mask is forced to all-ones ("valid").
+    ForceForwardMask = 3,
+    /// CCA2 decryption: the reverse selection mask is forced to all-ones.
+    ForceReverseMask = 4,
+    /// CCA2 decryption: the store of output byte 0 in the selection loop is skipped.
+    SkipOutputStore = 5,
+    /// Key generation: the freshly sampled secret `r2` is zeroed.
+    ZeroSecretAtKeygen = 6,
+    /// CPA decryption: the secret key reads as all zeros.
+    ZeroSecretAtDecrypt = 7,
+    /// CPA decryption: one decoded output byte is corrupted after the decoder's store.
+    CorruptDecodedByte = 8,
+}
+
+#[cfg(feature = "fault-sim")]
+static ACTIVE: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// Selects the fault applied from now on (`Fault::None` to stop). Process-wide: tests that
+/// use it must not run concurrently with other decryptions in the same process.
+#[cfg(feature = "fault-sim")]
+pub fn inject(fault: Fault) {
+    ACTIVE.store(fault as u32, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether `fault` is currently injected.
+#[inline(always)]
+pub(crate) fn hit(fault: Fault) -> bool {
+    #[cfg(feature = "fault-sim")]
+    {
+        ACTIVE.load(core::sync::atomic::Ordering::SeqCst) == fault as u32
+    }
+    #[cfg(not(feature = "fault-sim"))]
+    {
+        let _ = fault;
+        false
+    }
+}

@@ -1,0 +1,99 @@
+//! Simulated single-point logical faults (feature `fault-sim`, enabled for tests): each
+//! fault is injected into the hardened configuration, and into the same code without fault
+//! hardening to show what the countermeasure prevents. One test function, because the
+//! injected fault is process-wide.
+// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use rblwe::cca::{self, CcaCiphertext};
+use rblwe::cpa;
+use rblwe::fault::{inject, Fault};
+use rblwe::{ConstantTime, EntropyPool, Error, Hardened, KatEntropy, PublicParameter, Set1};
+
+#[test]
+fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output() {
+    let a = PublicParameter::<Set1>::from_seed(&[0x11; 32]);
+    let mut pool: EntropyPool<_, 1024> = EntropyPool::new(KatEntropy::new(b"faults"));
+    let (pk, mut sk) = cca::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool).unwrap();
+    let message = [0xC3u8; 32];
+    let valid = cca::encrypt::<Set1, Hardened, _, 1024>(&pk, &message, &mut pool).unwrap();
+    let mut bytes = [0u8; 576];
+    valid.write_bytes(&mut bytes).unwrap();
+    bytes[575] ^= 0x20; // tamper with the tag: the CPA part still decrypts to the right v
+    let invalid = CcaCiphertext::<Set1>::from_bytes(&bytes).unwrap();
+    let mut out = [0u8; 32];
+
+    // Reference behaviour without faults.
+    inject(Fault::None);
+    cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
+    let rejection = out;
+    assert_ne!(rejection, message);
+
+    // 1. Comparison faults on an invalid ciphertext: the hardened build still rejects (the
+    //    other comparison's mask holds); a single comparison is bypassed by one fault.
+    for fault in [
+        Fault::ZeroForwardAccumulator,
+        Fault::ForceForwardMask,
+        Fault::ZeroReverseAccumulator,
+        Fault::ForceReverseMask,
+    ] {
+        inject(fault);
+        cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
+        assert_eq!(out, rejection, "hardened, {fault:?}: must still reject");
+    }
+    inject(Fault::ZeroForwardAccumulator);
+    cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
+    assert_eq!(
+        out, message,
+        "without hardening one zeroed accumulator admits the forgery"
+    );
+
+    // 2. Skipped output store on a valid ciphertext: the duplicated store catches it; without
+    //    it the output is silently corrupted (the paper's residual gap).
+    inject(Fault::SkipOutputStore);
+    out = [0xEE; 32];
+    let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, &valid, &mut pool, &mut out);
+    assert!(matches!(r, Err(Error::FaultDetected { .. })), "{r:?}");
+    assert_eq!(out, [0u8; 32], "output erased");
+    out = [0xEE; 32];
+    cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &valid, &mut pool, &mut out).unwrap();
+    assert_ne!(out, message, "without hardening: silent corruption");
+    assert_eq!(out[1..], message[1..]);
+
+    // 3. Zeroed secret at key generation: refused and erased; otherwise a weak key.
+    inject(Fault::ZeroSecretAtKeygen);
+    assert!(matches!(
+        cpa::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool),
+        Err(Error::InvalidKey { .. })
+    ));
+    let (_, weak) = cpa::keygen::<Set1, ConstantTime, _, 1024>(&a, &mut pool).unwrap();
+    let mut weak_bytes = [1u8; 32];
+    weak.write_bytes(&mut weak_bytes).unwrap();
+    assert_eq!(
+        weak_bytes, [0u8; 32],
+        "without hardening the all-zero key is accepted"
+    );
+
+    // 4. Zeroed secret at decryption and a corrupted decoder store: detected, output erased.
+    inject(Fault::None);
+    let (cpk, csk) = cpa::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool).unwrap();
+    let ct = cpa::encrypt::<Set1, Hardened, _, 1024>(&cpk, &message, &mut pool).unwrap();
+    inject(Fault::ZeroSecretAtDecrypt);
+    out = [0xEE; 32];
+    assert!(matches!(
+        cpa::decrypt::<Set1, Hardened>(&csk, &ct, &mut out),
+        Err(Error::InvalidKey { .. })
+    ));
+    assert_eq!(out, [0u8; 32]);
+    inject(Fault::CorruptDecodedByte);
+    assert!(matches!(
+        cpa::decrypt::<Set1, Hardened>(&csk, &ct, &mut out),
+        Err(Error::FaultDetected { .. })
+    ));
+    cpa::decrypt::<Set1, ConstantTime>(&csk, &ct, &mut out).unwrap();
+    assert_ne!(out, message, "without hardening: silent corruption");
+
+    inject(Fault::None);
+    cpa::decrypt::<Set1, Hardened>(&csk, &ct, &mut out).unwrap();
+    assert_eq!(out, message);
+}
