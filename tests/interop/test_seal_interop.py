@@ -103,8 +103,11 @@ def rotate_columns(values):
 
 
 def seal_keys_from(keys, source):
-    if source == "zeppelin":
-        run("keys", "--dir", keys.dir, "--relin", "--galois")
+    if source.startswith("zeppelin"):
+        seeded = ["--seeded"] if source == "zeppelin-seeded" else []
+        run("keys", "--dir", keys.dir, "--relin", "--galois", *seeded)
+        size = keys.path("relin.seal").stat().st_size
+        assert size == (393_862 if seeded else 786_835), size
         relin = seal.RelinKeys()
         relin.load(keys.ctx, str(keys.path("relin.seal")))
         galois = seal.GaloisKeys()
@@ -116,7 +119,7 @@ def seal_keys_from(keys, source):
     return relin, galois
 
 
-@pytest.mark.parametrize("source", ["zeppelin", "seal"])
+@pytest.mark.parametrize("source", ["zeppelin", "zeppelin-seeded", "seal"])
 def test_c_seal_evaluates_adapted_ciphertexts(keys, source):
     relin, galois = seal_keys_from(keys, source)
     ev = keys.evaluator

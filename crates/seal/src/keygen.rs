@@ -114,7 +114,10 @@ impl<'a> KeyGenerator<'a> {
     /// SEAL's `encrypt_zero_symmetric` at the key level in NTT form: `(-(a·s + e), a)`, with
     /// `a` from a fresh Blake2xb stream (as SEAL does) and `e` centred binomial (SEAL's CBD,
     /// 21 + 21 bits, standard deviation 3.24).
-    fn encrypt_zero<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<(Vec<u64>, Vec<u64>)> {
+    fn encrypt_zero<R: RngCore + CryptoRng>(
+        &self,
+        rng: &mut R,
+    ) -> Result<(Vec<u64>, Vec<u64>, PrngInfo)> {
         let n = self.ctx.n();
         let mut seed = [0u8; SEED_BYTES];
         rng.fill_bytes(&mut seed);
@@ -141,7 +144,7 @@ impl<'a> KeyGenerator<'a> {
         let mut neg = zero;
         self.key_ntt.sub_assign(&mut neg, &c0)?;
         c0.zeroize();
-        Ok((neg, a))
+        Ok((neg, a, info))
     }
 
     /// One key switching from `new_key` (NTT form, key level) to the secret key.
@@ -149,7 +152,7 @@ impl<'a> KeyGenerator<'a> {
         &self,
         new_key: &[u64],
         rng: &mut R,
-    ) -> Result<Vec<PublicKey>> {
+    ) -> Result<(Vec<PublicKey>, Vec<PrngInfo>)> {
         let n = self.ctx.n();
         let key_level = self.ctx.key_level();
         let special = *key_level
@@ -158,8 +161,10 @@ impl<'a> KeyGenerator<'a> {
             .ok_or_else(|| SealError::InvalidParameters("no primes".into()))?;
         let decomp = self.ctx.first_level().coeff_modulus.len();
         let mut keys = Vec::with_capacity(decomp);
+        let mut seeds = Vec::with_capacity(decomp);
         for i in 0..decomp {
-            let (mut c0, c1) = self.encrypt_zero(rng)?;
+            let (mut c0, c1, info) = self.encrypt_zero(rng)?;
+            seeds.push(info);
             let m = self.key_ntt.modulus(i);
             let factor = m.reduce_u64(special);
             for (c, &s) in c0[i * n..(i + 1) * n]
@@ -172,12 +177,12 @@ impl<'a> KeyGenerator<'a> {
             data.extend(c1);
             keys.push(PublicKey(Ciphertext::new(key_level, n, 2, true, data)?));
         }
-        Ok(keys)
+        Ok((keys, seeds))
     }
 
     /// SEAL's `create_public_key()`: an NTT-form encryption of zero at the key level.
     pub fn public_key<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<PublicKey> {
-        let (mut c0, c1) = self.encrypt_zero(rng)?;
+        let (mut c0, c1, _) = self.encrypt_zero(rng)?;
         c0.extend(c1);
         Ok(PublicKey(Ciphertext::new(
             self.ctx.key_level(),
@@ -193,9 +198,11 @@ impl<'a> KeyGenerator<'a> {
         let mut s2 = self.key_ntt.mul(&self.s_ntt, &self.s_ntt)?;
         let key = self.kswitch_key(&s2, rng);
         s2.zeroize();
+        let (key, seeds) = key?;
         Ok(RelinKeys(KSwitchKeys {
             parms_id: self.ctx.key_level().parms_id,
-            keys: vec![key?],
+            keys: vec![key],
+            seeds: vec![seeds],
         }))
     }
 
@@ -207,6 +214,7 @@ impl<'a> KeyGenerator<'a> {
     ) -> Result<GaloisKeys> {
         let n = self.ctx.n();
         let mut keys: Vec<Vec<PublicKey>> = vec![Vec::new(); n];
+        let mut seeds: Vec<Vec<PrngInfo>> = vec![Vec::new(); n];
         for &g in galois_elts {
             if g & 1 == 0 || g as usize >= 2 * n {
                 return Err(SealError::Invalid {
@@ -229,11 +237,12 @@ impl<'a> KeyGenerator<'a> {
             self.key_ntt.forward(&mut rotated)?;
             let key = self.kswitch_key(&rotated, rng);
             rotated.zeroize();
-            keys[slot] = key?;
+            (keys[slot], seeds[slot]) = key?;
         }
         Ok(GaloisKeys(KSwitchKeys {
             parms_id: self.ctx.key_level().parms_id,
             keys,
+            seeds,
         }))
     }
 }

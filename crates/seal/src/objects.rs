@@ -104,10 +104,14 @@ impl Ciphertext {
             });
         }
         let mut m = Vec::with_capacity(200 + 4 * self.data.len());
-        self.put_metadata(&mut m);
-        wire::put_dynarray(&mut m, self.poly(0));
-        info.put(&mut m);
+        self.put_seeded_members(info, &mut m);
         wire::frame(&m, compr_mode)
+    }
+
+    fn put_seeded_members(&self, info: &PrngInfo, m: &mut Vec<u8>) {
+        self.put_metadata(m);
+        wire::put_dynarray(m, self.poly(0));
+        info.put(m);
     }
 
     /// `c1` as SEAL expands it from `info` at `level`.
@@ -415,25 +419,46 @@ pub struct KSwitchKeys {
     pub parms_id: ParmsId,
     /// `keys[slot][i]`: the key for decomposition prime `i`.
     pub keys: Vec<Vec<PublicKey>>,
+    /// For keys generated here, `seeds[slot][i]` is the SEAL generator of that key's `c1`,
+    /// which allows SEAL's seeded form (about half the size). Empty for loaded keys.
+    pub seeds: Vec<Vec<PrngInfo>>,
 }
 
 impl KSwitchKeys {
-    fn put_members(&self, m: &mut Vec<u8>) {
+    fn put_members(&self, m: &mut Vec<u8>, seeded: bool) -> Result<()> {
+        if seeded
+            && (self.seeds.len() != self.keys.len()
+                || self
+                    .seeds
+                    .iter()
+                    .zip(&self.keys)
+                    .any(|(s, k)| s.len() != k.len()))
+        {
+            return Err(SealError::Invalid {
+                what: "key-switching keys",
+                reason: "no generator seeds for SEAL's seeded form (only keys made here have them)"
+                    .into(),
+            });
+        }
         m.extend_from_slice(&self.parms_id.0);
         m.put_u64(self.keys.len() as u64);
-        for slot in &self.keys {
+        for (index, slot) in self.keys.iter().enumerate() {
             m.put_u64(slot.len() as u64);
-            for key in slot {
+            for (j, key) in slot.iter().enumerate() {
                 let mut inner = Vec::new();
-                key.0.put_members(&mut inner);
+                match self.seeds.get(index).and_then(|s| s.get(j)) {
+                    Some(info) if seeded => key.0.put_seeded_members(info, &mut inner),
+                    _ => key.0.put_members(&mut inner),
+                }
                 wire::put_nested(m, &inner);
             }
         }
+        Ok(())
     }
 
-    fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+    fn save(&self, compr_mode: ComprMode, seeded: bool) -> Result<Vec<u8>> {
         let mut m = Vec::new();
-        self.put_members(&mut m);
+        self.put_members(&mut m, seeded)?;
         wire::frame(&m, compr_mode)
     }
 
@@ -477,7 +502,11 @@ impl KSwitchKeys {
                 }
                 keys.push(slot);
             }
-            Ok(KSwitchKeys { parms_id, keys })
+            Ok(KSwitchKeys {
+                parms_id,
+                keys,
+                seeds: Vec::new(),
+            })
         })
     }
 }
@@ -489,7 +518,13 @@ pub struct RelinKeys(pub KSwitchKeys);
 impl RelinKeys {
     /// SEAL's `RelinKeys::save`.
     pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
-        self.0.save(compr_mode)
+        self.0.save(compr_mode, false)
+    }
+
+    /// SEAL's seeded form (what SEAL's `create_relin_keys()` returns as `Serializable`): every
+    /// key's `c1` replaced by its generator. Only for keys generated here.
+    pub fn save_seeded(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        self.0.save(compr_mode, true)
     }
 
     /// SEAL's `RelinKeys::load`.
@@ -518,7 +553,12 @@ impl GaloisKeys {
 
     /// SEAL's `GaloisKeys::save`.
     pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
-        self.0.save(compr_mode)
+        self.0.save(compr_mode, false)
+    }
+
+    /// SEAL's seeded form, as for [`RelinKeys::save_seeded`].
+    pub fn save_seeded(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
+        self.0.save(compr_mode, true)
     }
 
     /// SEAL's `GaloisKeys::load`.

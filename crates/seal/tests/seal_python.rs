@@ -370,9 +370,15 @@ fn seal_relin_keys_follow_the_convention_our_keygen_uses() {
         .relin_keys(&mut rng)
         .unwrap();
     check_kswitch(&ctx, &ours.0.keys[0], &sk, &s2);
-    // And it survives our own writer and reader.
+    // And it survives our own writer and reader, full and seeded.
     let back = RelinKeys::load(&ctx, &ours.save(ComprMode::Zstd).unwrap()).unwrap();
-    assert_eq!(back, ours);
+    assert_eq!(back.0.keys, ours.0.keys);
+    let seeded = ours.save_seeded(ComprMode::None).unwrap();
+    assert!(seeded.len() < ours.save(ComprMode::None).unwrap().len() / 2 + 1000);
+    let back = RelinKeys::load(&ctx, &seeded).unwrap();
+    assert_eq!(back.0.keys, ours.0.keys);
+    // Loaded keys have no seeds, so they cannot be written seeded.
+    assert!(back.save_seeded(ComprMode::None).is_err());
 }
 
 #[test]
