@@ -27,6 +27,18 @@ static T_TABLE: NttTable<[u32; N]> = match NttTable::new_array(T) {
 
 /// `SLOT_TO_NTT[i]`: the NTT position (bit-reversed evaluation index) of slot `i`.
 pub static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map();
+/// The inverse permutation: `NTT_TO_SLOT[SLOT_TO_NTT[i]] = i`.
+pub static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map());
+
+const fn invert(map: &[u16; N]) -> [u16; N] {
+    let mut inv = [0u16; N];
+    let mut i = 0;
+    while i < N {
+        inv[map[i] as usize] = i as u16;
+        i += 1;
+    }
+    inv
+}
 
 const fn slot_to_ntt_map() -> [u16; N] {
     let mut map = [0u16; N];
@@ -71,6 +83,7 @@ pub(crate) fn check_below_t(values: &[u32; N]) -> Result<(), Error> {
 }
 
 /// Encodes `slots` (each `< t`) into the plaintext polynomial `plain` (coefficients `< t`).
+/// Nothing is written if a slot is out of range.
 ///
 /// ```
 /// use zeppelin::encoder::{decode, encode};
@@ -92,20 +105,36 @@ pub fn encode(slots: &[u32; N], plain: &mut [u32; N]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Decodes a plaintext polynomial (coefficients `< t`) into its 4096 slots.
-pub fn decode(plain: &[u32; N], slots: &mut [u32; N]) -> Result<(), Error> {
-    check_below_t(plain)?;
-    // The forward NTT runs in `slots`, then the slots are gathered by a fixed (public)
-    // permutation; a second pass over a copy keeps it in place without a 16 KB local.
-    slots.copy_from_slice(plain);
-    Ntt::forward(&T_TABLE.view(), slots)?;
-    permute_in_place(slots);
+/// Like [`encode`], in place: `values` holds the slots on entry and the plaintext on exit
+/// (saves a 16 KB buffer on a device). Unchanged on error.
+pub fn encode_in_place(values: &mut [u32; N]) -> Result<(), Error> {
+    check_below_t(values)?;
+    permute_in_place(values, &NTT_TO_SLOT);
+    Ntt::inverse(&T_TABLE.view(), values)?;
     Ok(())
 }
 
-/// `values[i] ← values[SLOT_TO_NTT[i]]` in place, following the permutation's cycles with a
-/// bitmap of visited positions (512 bytes). The cycle structure is public.
-fn permute_in_place(values: &mut [u32; N]) {
+/// Decodes a plaintext polynomial (coefficients `< t`) into its 4096 slots.
+pub fn decode(plain: &[u32; N], slots: &mut [u32; N]) -> Result<(), Error> {
+    check_below_t(plain)?;
+    slots.copy_from_slice(plain);
+    Ntt::forward(&T_TABLE.view(), slots)?;
+    permute_in_place(slots, &SLOT_TO_NTT);
+    Ok(())
+}
+
+/// Like [`decode`], in place. Unchanged on error.
+pub fn decode_in_place(values: &mut [u32; N]) -> Result<(), Error> {
+    check_below_t(values)?;
+    Ntt::forward(&T_TABLE.view(), values)?;
+    permute_in_place(values, &SLOT_TO_NTT);
+    Ok(())
+}
+
+/// `values[i] ← values[map[i]]` in place, following the permutation's cycles with a bitmap
+/// of visited positions (512 bytes of stack). Addresses depend only on the fixed (public)
+/// permutation, never on the values.
+fn permute_in_place(values: &mut [u32; N], map: &[u16; N]) {
     let mut visited = [0u64; N / 64];
     for start in 0..N {
         if visited[start / 64] >> (start % 64) & 1 == 1 {
@@ -115,7 +144,7 @@ fn permute_in_place(values: &mut [u32; N]) {
         let mut i = start;
         loop {
             visited[i / 64] |= 1 << (i % 64);
-            let src = SLOT_TO_NTT[i] as usize;
+            let src = map[i] as usize;
             if src == start {
                 values[i] = first;
                 break;
@@ -175,8 +204,11 @@ impl FixedPoint {
     }
 
     fn quantize_at(&self, x: f64, index: usize) -> Result<u32, Error> {
-        let scaled = x * self.scale(); // exact: a power-of-two scale
-        let magnitude = if scaled < 0.0 { -scaled } else { scaled };
+        // The reading may be secret: the sign and the rounding are masks; only the range
+        // check (is the input valid at all?) branches.
+        let scaled = (x * self.scale()).to_bits(); // exact: a power-of-two scale
+        let negative = 0u32.wrapping_sub((scaled >> 63) as u32);
+        let magnitude = f64::from_bits(scaled & !(1 << 63));
         // Rejects NaN as well (every comparison with NaN is false).
         if !matches!(
             magnitude.partial_cmp(&(HALF_T as f64 + 0.5)),
@@ -184,28 +216,24 @@ impl FixedPoint {
         ) {
             return Err(Error::FixedPointOutOfRange { index });
         }
-        // Round half away from zero, exactly: the truncation and the fraction are exact
-        // for magnitudes below 2^52.
+        // Round half away from zero, exactly: truncation and fraction are exact below 2^52.
         let whole = magnitude as u32;
         let frac = magnitude - whole as f64;
-        let rounded = whole + (frac >= 0.5) as u32;
+        let rounded = whole + u32::from(frac >= 0.5);
         if rounded > HALF_T {
             return Err(Error::FixedPointOutOfRange { index });
         }
-        Ok(if scaled < 0.0 && rounded != 0 {
-            T - rounded
-        } else {
-            rounded
-        })
+        Ok(ct::select(
+            negative,
+            ct::reduce_once(T - rounded, T),
+            rounded,
+        ))
     }
 
-    /// One slot value (`< t`) back to a real value.
+    /// One slot value (`< t`) back to a real value (the centred lift, by a mask).
     pub fn dequantize(&self, slot: u32) -> f64 {
-        let centred = if slot > HALF_T {
-            slot as i64 - T as i64
-        } else {
-            slot as i64
-        };
+        let upper = ct::mask_lt(HALF_T, slot);
+        let centred = slot as i32 - (T & upper) as i32;
         centred as f64 / self.scale()
     }
 
@@ -256,9 +284,10 @@ mod tests {
             *x = i as u32 * 7 + 1;
         }
         let orig = v;
-        permute_in_place(&mut v);
+        permute_in_place(&mut v, &SLOT_TO_NTT);
         for i in 0..N {
             assert_eq!(v[i], orig[SLOT_TO_NTT[i] as usize]);
+            assert_eq!(NTT_TO_SLOT[SLOT_TO_NTT[i] as usize] as usize, i);
         }
     }
 

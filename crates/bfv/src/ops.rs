@@ -478,17 +478,29 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
 
     /// SEAL's invariant noise budget in bits of a full ciphertext:
     /// `max(0, bits(Q) − bits(‖[t·X]_Q‖∞) − 1)` with `X = c0 + c1·s mod Q` and the norm over
-    /// centred representatives. `x_rows` (`level·n` words) receives the rows of `X`.
-    /// A diagnostic for tests and tools: it is not constant time.
+    /// centred representatives (fixed-size `u128` arithmetic: `Q < 2^108`). `x_rows`
+    /// (`level·n` words) receives the rows of `X`. A diagnostic for tests and tools: it is
+    /// not constant time.
     pub fn noise_budget(
         sk: &SecretKey<P>,
         ct: &Ciphertext<P>,
         x_rows: &mut [u32],
         ws: &mut Workspace,
     ) -> Result<u32, Error> {
-        let level = ct.level();
+        Self::noise_budget_rows(sk, ct.level(), ct.c0(), ct.c1(), x_rows, ws)
+    }
+
+    /// [`Self::noise_budget`] of a ciphertext given as borrowed rows at `level`.
+    pub fn noise_budget_rows(
+        sk: &SecretKey<P>,
+        level: usize,
+        c0: &[u32],
+        c1: &[u32],
+        x_rows: &mut [u32],
+        ws: &mut Workspace,
+    ) -> Result<u32, Error> {
         let lc = constants::<P>(level)?;
-        Self::decryption_residues(sk, level, ct.c0(), ct.c1(), x_rows, ws)?;
+        Self::decryption_residues(sk, level, c0, c1, x_rows, ws)?;
         let q_big = lc.q_product;
         let mut norm: u128 = 0;
         for j in 0..N {

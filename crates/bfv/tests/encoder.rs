@@ -11,7 +11,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use zeppelin::encoder::{decode, encode, FixedPoint};
+use zeppelin::encoder::{decode, decode_in_place, encode, encode_in_place, FixedPoint};
 use zeppelin::{Error, N, T};
 
 fn pow_mod(mut b: u64, mut e: u64, m: u64) -> u64 {
@@ -75,6 +75,11 @@ fn encode_equals_seal_batch_encoder() {
         let mut back = [0u32; N];
         decode(&coeffs, &mut back).unwrap();
         assert_eq!(back, slots, "decoding SEAL's plaintext differs");
+        let mut in_place = slots;
+        encode_in_place(&mut in_place).unwrap();
+        assert_eq!(in_place, coeffs, "in-place encoding differs from SEAL's");
+        decode_in_place(&mut in_place).unwrap();
+        assert_eq!(in_place, slots, "in-place decoding differs");
     }
 }
 
