@@ -313,6 +313,102 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
     );
 }
 
+/// Ticks of `f`, median of RUNS.
+fn median_ticks<F: FnMut()>(mut f: F) -> u32 {
+    let mut samples = [0u32; meter::RUNS];
+    for s in samples.iter_mut() {
+        *s = meter::ticks(&mut f);
+    }
+    meter::median(&mut samples)
+}
+
+/// Secret-independence of the instruction count (a stronger, exact form of the paper's
+/// fixed-versus-random timing test: QEMU counts every retired instruction). The same
+/// operation runs on two inputs that differ only in secret data; with branch-free code the
+/// counts must agree to within one SysTick tick (the tick phase at the start may differ).
+/// The branchy baseline is measured alongside to show the check can fail.
+fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
+    let a = PublicParameter::<P>::from_seed(&[0x24; 32]);
+    let mut pool = fresh_pool(5, Mode::Cold);
+    let message = [0x3cu8; 64];
+    let message = &message[..P::N / 8];
+    let mut out_buffer = [0u8; 64];
+    let out = &mut out_buffer[..P::N / 8];
+    // Two secret keys of very different Hamming weight (n/8 + 8 and 7n/8 - 8).
+    let mut light = P::Bits::zeroed();
+    let mut heavy = P::Bits::zeroed();
+    for i in 0..P::N / 8 {
+        light.as_mut()[i] = if i % 8 == 0 { 0x03 } else { 0x01 };
+        heavy.as_mut()[i] = !light.as_ref()[i];
+    }
+    let (Ok(light), Ok(heavy)) = (
+        SecretKey::<P>::from_bytes(light.as_ref()),
+        SecretKey::<P>::from_bytes(heavy.as_ref()),
+    ) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let Ok((pk, _)) = cpa::keygen::<P, Hardened, _, POOL>(&a, &mut pool) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let Ok(ct) = cpa::encrypt::<P, Hardened, _, POOL>(&pk, message, &mut pool) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let pair = |x: u32, y: u32| (meter::to_instructions(x, cal), meter::to_instructions(y, cal));
+    let close = |x: u32, y: u32| x.abs_diff(y) <= 1;
+
+    let b0 = median_ticks(|| { black_box(cpa::decrypt::<P, Branchy>(&light, &ct, out).is_ok()); });
+    let b1 = median_ticks(|| { black_box(cpa::decrypt::<P, Branchy>(&heavy, &ct, out).is_ok()); });
+    let t0 = median_ticks(|| { black_box(cpa::decrypt::<P, ConstantTime>(&light, &ct, out).is_ok()); });
+    let t1 = median_ticks(|| { black_box(cpa::decrypt::<P, ConstantTime>(&heavy, &ct, out).is_ok()); });
+    let (bl, bh) = pair(b0, b1);
+    let (tl, th) = pair(t0, t1);
+    hprintln!("     {} CPA decrypt, light vs heavy key: branchy {} vs {}; branch-free {} vs {}", P::NAME, bl, bh, tl, th);
+    h.check("instruction count independent of the secret key (branch-free CPA decrypt)", P::NAME, close(t0, t1));
+    h.check("branchy baseline does depend on the key (the check can fail)", P::NAME, !close(b0, b1));
+
+    // Encryption: the secret is e1 (from the pool); different pool seeds give different e1.
+    let e0 = median_ticks(|| {
+        let mut p = fresh_pool(1, Mode::Prefetched);
+        black_box(cpa::encrypt::<P, ConstantTime, _, POOL>(&pk, message, &mut p).is_ok());
+    });
+    let e1 = median_ticks(|| {
+        let mut p = fresh_pool(0xdead_beef, Mode::Prefetched);
+        black_box(cpa::encrypt::<P, ConstantTime, _, POOL>(&pk, message, &mut p).is_ok());
+    });
+    h.check("instruction count independent of e1 and message (branch-free encrypt, incl. untimed pool setup)", P::NAME, close(e0, e1));
+
+    // CCA2 decryption of a valid and of a tampered ciphertext (implicit rejection).
+    let Ok((cpk, mut csk)) = cca::keygen::<P, Hardened, _, POOL>(&a, &mut pool) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let Ok(valid) = cca::encrypt::<P, Hardened, _, POOL>(&cpk, message, &mut pool) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let mut bytes = [0u8; 2 * 512 + 2 * 64];
+    let len = rblwe::cca::CcaCiphertext::<P>::BYTES;
+    let _ = valid.write_bytes(&mut bytes[..len]);
+    bytes[len - 1] ^= 0x40;
+    let Ok(invalid) = rblwe::cca::CcaCiphertext::<P>::from_bytes(&bytes[..len]) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let v = median_ticks(|| { black_box(cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &valid, &mut pool, out).is_ok()); });
+    let i = median_ticks(|| { black_box(cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &invalid, &mut pool, out).is_ok()); });
+    let (vv, ii) = pair(v, i);
+    hprintln!("     {} CCA2 decrypt, valid vs tampered: {} vs {}", P::NAME, vv, ii);
+    h.check("instruction count independent of ciphertext validity (CCA2 decrypt)", P::NAME, close(v, i));
+
+    // Masked decryption with the two keys (shares are refreshed from the pool each time).
+    let (Ok(mut ml), Ok(mut mh)) = (
+        MaskedSecretKey::from_secret_key(&light, &mut pool),
+        MaskedSecretKey::from_secret_key(&heavy, &mut pool),
+    ) else {
+        return h.check("constant-count setup", P::NAME, false);
+    };
+    let m0 = median_ticks(|| { black_box(ml.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok()); });
+    let m1 = median_ticks(|| { black_box(mh.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok()); });
+    h.check("instruction count independent of the secret key (masked decrypt)", P::NAME, close(m0, m1));
+}
+
 #[entry]
 fn main() -> ! {
     let mut h = Harness::default();
@@ -346,6 +442,11 @@ fn main() -> ! {
     kat_test::<Set1>(&mut h, KAT_SET1);
     kat_test::<Set2>(&mut h, KAT_SET2);
     kat_test::<Set3>(&mut h, KAT_SET3);
+
+    hprintln!("== secret-independent instruction counts ==");
+    constant_count_checks::<Set1>(&mut h, cal);
+    constant_count_checks::<Set2>(&mut h, cal);
+    constant_count_checks::<Set3>(&mut h, cal);
 
     hprintln!("== instructions retired (QEMU), median of {} runs; cold = empty entropy pool, prefetched = full pool; stack = high-water mark in bytes ==", meter::RUNS);
     hprintln!("| set | stage | operation | cold | prefetched | stack (B) |");
