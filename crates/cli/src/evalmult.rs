@@ -61,16 +61,21 @@ pub struct ServeArgs {
 /// Runs `zeppelin evalmult`; an `Err` is the one-line message for stderr (exit status 1).
 pub fn run(args: EvalmultArgs) -> Result<(), String> {
     if let Some(EvalmultCommand::Serve(serve)) = args.command {
-        let listener = TcpListener::bind(&serve.listen).map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
+        let listener = TcpListener::bind(&serve.listen)
+            .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
-        eprintln!("zeppelin evalmult: serving ring dimension {} on {local}", serve.ring_dim);
+        eprintln!(
+            "zeppelin evalmult: serving ring dimension {} on {local}",
+            serve.ring_dim
+        );
         return zeppelin_evalmult::server::serve(&listener, serve.ring_dim, serve.max_connections)
             .map_err(|e| format!("server: {e}"));
     }
     let (Some(input), Some(out)) = (args.input, args.out) else {
         return Err("--in DIR and --out OUT are required".into());
     };
-    let run = zeppelin_evalmult::vectors::run_directory(&input, &out, args.check).map_err(|e| e.to_string())?;
+    let run = zeppelin_evalmult::vectors::run_directory(&input, &out, args.check)
+        .map_err(|e| e.to_string())?;
     println!(
         "evalmult: {} pairs in {:.3} ms ({:.1} ct/s), results in {}",
         run.pairs,
@@ -80,7 +85,10 @@ pub fn run(args: EvalmultArgs) -> Result<(), String> {
     );
     if args.check {
         match run.check {
-            None => println!("check: {} has no ctk_relin*.bin; nothing compared", input.display()),
+            None => println!(
+                "check: {} has no ctk_relin*.bin; nothing compared",
+                input.display()
+            ),
             Some(report) => {
                 for m in &report.first {
                     println!(
@@ -88,9 +96,16 @@ pub fn run(args: EvalmultArgs) -> Result<(), String> {
                         m.pair, m.component, m.tower, m.index, m.got, m.expected
                     );
                 }
-                println!("check: {} residues compared, {} mismatches", report.compared, report.mismatches);
+                println!(
+                    "check: {} residues compared, {} mismatches",
+                    report.compared, report.mismatches
+                );
                 if report.mismatches > 0 {
-                    return Err(format!("{} residues differ from {}", report.mismatches, input.display()));
+                    return Err(format!(
+                        "{} residues differ from {}",
+                        report.mismatches,
+                        input.display()
+                    ));
                 }
             }
         }

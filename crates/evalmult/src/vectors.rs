@@ -294,3 +294,35 @@ pub fn compare(ring_dim: usize, results: &[Ciphertext], expected: &[Ciphertext])
     report.mismatches += results.len().abs_diff(expected.len());
     report
 }
+
+/// What [`run_directory`] did.
+#[derive(Clone, Debug)]
+pub struct DirectoryRun {
+    /// Pairs multiplied.
+    pub pairs: usize,
+    /// Wall time of the engine alone, in seconds.
+    pub engine_seconds: f64,
+    /// The comparison with `DIR`'s relin files, when asked for and present.
+    pub check: Option<CheckReport>,
+}
+
+/// `zeppelin evalmult --in DIR --out OUT [--check]`: loads `DIR`, runs the batched engine,
+/// writes `OUT/ctk_relin0.bin` and `OUT/ctk_relin1.bin`, and with `check` compares them with
+/// `DIR`'s relin files when those exist.
+pub fn run_directory(input: &Path, out: &Path, check: bool) -> Result<DirectoryRun> {
+    let set = VectorSet::load(input)?;
+    let engine = crate::Engine::new(set.context.clone(), &set.key)?;
+    let start = std::time::Instant::now();
+    let results = engine.eval_mult(&set.pairs)?;
+    let engine_seconds = start.elapsed().as_secs_f64();
+    write_results(out, &results)?;
+    let check = match (&set.expected, check) {
+        (Some(expected), true) => Some(compare(set.context.ring_dim(), &results, expected)),
+        _ => None,
+    };
+    Ok(DirectoryRun {
+        pairs: results.len(),
+        engine_seconds,
+        check,
+    })
+}

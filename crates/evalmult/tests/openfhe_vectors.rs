@@ -73,3 +73,23 @@ fn engine_reproduces_relin() {
         assert_eq!(&results.to_ciphertexts(), expected);
     }
 }
+
+#[test]
+fn directory_run_writes_openfhe_outputs() {
+    let dir = vector_dir();
+    let out = tempfile::tempdir().unwrap();
+    let run = zeppelin_evalmult::vectors::run_directory(&dir, out.path(), true).unwrap();
+    assert_eq!(run.pairs, 2);
+    let report = run.check.unwrap();
+    assert_eq!((report.compared, report.mismatches), (2 * 2 * 4 * 4096, 0));
+    for k in 0..2 {
+        for c in 0..2 {
+            let name = format!("ct{k}_relin{c}.bin");
+            assert_eq!(
+                std::fs::read(out.path().join(&name)).unwrap(),
+                std::fs::read(dir.join(&name)).unwrap(),
+                "{name}"
+            );
+        }
+    }
+}
