@@ -57,3 +57,8 @@ pub use cpa::{Ciphertext, PublicKey, PublicParameter, SecretKey};
 pub use entropy::{EntropyPool, KatEntropy};
 pub use error::Error;
 pub use params::{ByteArray, ParamSet, Set1, Set2, Set3};
+
+/// Compiles and runs the README's example as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
