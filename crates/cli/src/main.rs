@@ -5,6 +5,7 @@
 //! bad or an operation fails; 2 for a malformed command line (clap's usage error).
 
 mod device_wire;
+mod evalmult;
 
 use std::fmt::Display;
 use std::fs;
@@ -56,6 +57,8 @@ enum Command {
     Keys(KeysArgs),
     /// Run keygen, encrypt, adapt and decrypt end to end and print sizes and timings.
     Demo(DemoArgs),
+    /// OpenFHE-exact batched EvalMult + BV relinearization on a vector directory, or `serve`.
+    Evalmult(evalmult::EvalmultArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -224,6 +227,7 @@ fn main() -> ExitCode {
             print_slots(&slots)
         }),
         Command::Keys(a) => keys(&a),
+        Command::Evalmult(a) => evalmult::run(a),
         Command::Demo(a) => match a.preset {
             Preset::Seal4096 => demo::<Seal4096>(&a),
             Preset::Zeppelin4096 => demo::<Zeppelin4096>(&a),
