@@ -161,9 +161,10 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         pk: &mut PublicKey<P>,
         ws: &mut Workspace,
     ) -> Result<(), Error> {
+        // One PRNG state at a time keeps the stack small: the secret stream is used up
+        // (and zeroized) before the public one starts.
+        sample_gaussian(&mut SecretPrng::<E>::new(seed_e), &mut ws.small[0]);
         let mut prng_a = PublicPrng::<A>::new(seed_a);
-        let mut prng_e = SecretPrng::<E>::new(seed_e);
-        sample_gaussian(&mut prng_e, &mut ws.small[0]);
         let (p0, p1) = pk.parts_mut();
         for (i, table) in P::ntt_tables().iter().enumerate() {
             let q = table.modulus();
@@ -211,9 +212,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let lc = constants::<P>(level)?;
         check_below_t(plain)?;
+        // One PRNG state at a time keeps the stack small (the secret one is dropped first).
+        sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
-        let mut prng_e = SecretPrng::<E>::new(&seeds.e);
-        sample_gaussian(&mut prng_e, &mut ws.small[0]);
         let c0 = out.c0_mut(level, seeds.a)?;
         for (i, (table, row)) in P::ntt_tables()
             .iter()
@@ -254,9 +255,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let lc = constants::<P>(level)?;
         check_below_t(plain)?;
+        // One PRNG state at a time keeps the stack small (the secret one is dropped first).
+        sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
-        let mut prng_e = SecretPrng::<E>::new(&seeds.e);
-        sample_gaussian(&mut prng_e, &mut ws.small[0]);
         let (c0, c1) = out.rows_mut(level)?;
         for (i, ((table, row0), row1)) in P::ntt_tables()
             .iter()

@@ -99,7 +99,8 @@ impl core::fmt::Debug for SecretSeed {
     }
 }
 
-const BUFFER_BYTES: usize = 64;
+/// Two AES blocks: what the bitsliced software AES computes in one pass.
+const BUFFER_BYTES: usize = 32;
 
 /// A keystream read four bytes at a time through a small buffer.
 struct Buffered<S: Keystream> {
