@@ -59,12 +59,8 @@ impl<P: Params> SecretKey<P> {
 
     /// Recomputes `ŝ` from the ternary coefficients.
     pub(crate) fn refresh_ntt(&mut self) -> Result<(), Error> {
-        for (row, table) in self
-            .ntt
-            .as_mut()
-            .chunks_exact_mut(N)
-            .zip(P::ntt_tables().iter())
-        {
+        for (i, table) in P::ntt_tables().iter().enumerate() {
+            let row = &mut self.ntt.as_mut()[i * N..(i + 1) * N];
             lift_small(table.modulus(), &self.ternary, row);
             Ntt::forward(&table.view(), row)?;
         }

@@ -216,11 +216,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
         let c0 = out.c0_mut(level, seeds.a)?;
-        for (i, (table, row)) in P::ntt_tables()
-            .iter()
-            .zip(c0.chunks_exact_mut(N))
-            .enumerate()
-        {
+        // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
+        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+            let row = &mut c0[i * N..(i + 1) * N];
             let q = table.modulus();
             sample_uniform(&mut prng_a, q, &mut ws.poly);
             let s_hat = &sk.ntt_residues()[i * N..(i + 1) * N];
@@ -259,12 +257,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
         let (c0, c1) = out.rows_mut(level)?;
-        for (i, ((table, row0), row1)) in P::ntt_tables()
-            .iter()
-            .zip(c0.chunks_exact_mut(N))
-            .zip(c1.chunks_exact_mut(N))
-            .enumerate()
-        {
+        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+            let row0 = &mut c0[i * N..(i + 1) * N];
+            let row1 = &mut c1[i * N..(i + 1) * N];
             let q = table.modulus();
             sample_uniform(&mut prng_a, q, row1);
             ws.poly.copy_from_slice(row1);
@@ -308,12 +303,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         sample_gaussian(&mut prng_e, e1);
         sample_gaussian(&mut prng_e, e2);
         let (c0, c1) = out.rows_mut(level)?;
-        for (i, ((table, row0), row1)) in P::ntt_tables()
-            .iter()
-            .zip(c0.chunks_exact_mut(N))
-            .zip(c1.chunks_exact_mut(N))
-            .enumerate()
-        {
+        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+            let row0 = &mut c0[i * N..(i + 1) * N];
+            let row1 = &mut c1[i * N..(i + 1) * N];
             let q = table.modulus();
             let rows = i * N..(i + 1) * N;
             lift_small(q, u, &mut ws.poly);
@@ -356,7 +348,8 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             });
         }
         let mut prng_a = PublicPrng::<A>::new(seed);
-        for (table, row) in P::ntt_tables().iter().zip(c1.chunks_exact_mut(N)) {
+        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+            let row = &mut c1[i * N..(i + 1) * N];
             sample_uniform(&mut prng_a, table.modulus(), row);
             Ntt::inverse(&table.view(), row)?;
         }
@@ -537,11 +530,8 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
                 found: x_rows.len(),
             });
         }
-        for (i, (table, out)) in P::ntt_tables()
-            .iter()
-            .zip(x_rows.chunks_exact_mut(N))
-            .enumerate()
-        {
+        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+            let out = &mut x_rows[i * N..(i + 1) * N];
             let q = table.modulus();
             let rows = i * N..(i + 1) * N;
             ws.poly.copy_from_slice(&c1[rows.clone()]);
