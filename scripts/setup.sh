@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One-time, idempotent set-up of a fresh machine: the Debian packages for the Cortex-M
+# firmware (compiler with core's source, ARM binutils, QEMU) and a repo-local virtualenv with
+# Microsoft SEAL's Python bindings for the interoperability tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v qemu-system-arm >/dev/null 2>&1 || need_apt+=(qemu-system-arm)
+command -v arm-none-eabi-objdump >/dev/null 2>&1 || need_apt+=(gcc-arm-none-eabi)
+[ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] || need_apt+=(rustc-web cargo-web)
+[ -d /usr/lib/rustlib/src/rust/library ] || need_apt+=(rust-web-src)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing Debian packages: ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${need_apt[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import seal, pytest" >/dev/null 2>&1; then
+  echo "setup: creating .venv with seal-python 4.4.0 and pytest"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check seal-python==4.4.0 pytest numpy
+fi
+echo "setup: ok"
