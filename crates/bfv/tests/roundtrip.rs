@@ -247,3 +247,49 @@ fn seeded_public_key_is_reproducible_from_its_seed() {
         }
     }
 }
+
+/// SEAL's scaling of the plaintext, checked against big integers: with the all-zero key,
+/// `c0 = floor((Q·m + floor((t+1)/2))/t) − e`, so `scaled − c0` must be one small value
+/// (`|e| <= 21`), the same for every prime — at every level.
+fn encoding_is_seal_scaling<P: Params>() {
+    use num_traits::ToPrimitive;
+    let mut rng = StdRng::seed_from_u64(0x5ca1e);
+    let zero_key = Box::new(SecretKey::<P>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
+    let mut plain = Box::new([0u32; N]);
+    for p in plain.iter_mut() {
+        *p = rng.gen_range(0..T);
+    }
+    plain[0] = 0;
+    plain[1] = T - 1;
+    let mut ct = Box::new(SeededCiphertext::<P>::zeroed());
+    for level in 1..=P::K {
+        let seeds = EncryptionSeeds::generate(&mut rng);
+        Bfv::<P>::encrypt_seeded_with(&zero_key, &plain, &seeds, level, &mut ct, &mut ws).unwrap();
+        let q = q_big::<P>(level);
+        for j in 0..N {
+            #[allow(clippy::manual_div_ceil)] // SEAL's formula as written
+            let scaled = (&q * plain[j] + (T + 1) / 2) / T;
+            let mut diffs = Vec::new();
+            for (i, &qi) in P::DATA_PRIMES[..level].iter().enumerate() {
+                let s = (&scaled % qi).to_u32().unwrap() as i64;
+                let d = (s - ct.c0()[i * N + j] as i64).rem_euclid(qi as i64);
+                diffs.push(if d > qi as i64 / 2 { d - qi as i64 } else { d });
+            }
+            assert!(
+                diffs.iter().all(|&d| d == diffs[0] && d.abs() <= 21),
+                "{diffs:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn encoding_is_seal_scaling_seal4096() {
+    encoding_is_seal_scaling::<Seal4096>();
+}
+
+#[test]
+fn encoding_is_seal_scaling_zeppelin4096() {
+    encoding_is_seal_scaling::<Zeppelin4096>();
+}
