@@ -56,7 +56,7 @@ pub use config::{Branchy, Config, ConstantTime, Countermeasures, Hardened};
 pub use cpa::{Ciphertext, PublicKey, PublicParameter, SecretKey};
 pub use entropy::{EntropyPool, KatEntropy};
 pub use error::Error;
-pub use params::{ByteArray, ParamSet, Set1, Set2, Set3};
+pub use params::{ByteArray, ParamSet, Set1, Set2, Set3, SetId};
 
 /// Compiles and runs the README's example as a doctest.
 #[cfg(doctest)]

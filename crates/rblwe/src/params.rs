@@ -108,3 +108,58 @@ pub const fn decode_offset(n: usize, q: u16, i: usize) -> u8 {
     let l = mu_hat + (q as i64) / 4;
     (l.rem_euclid(q as i64)) as u8
 }
+
+/// A parameter set chosen at run time (for tools that take it as an argument); dispatch to
+/// the compile-time types with a `match`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetId {
+    /// [`Set1`]: n = 256, q = 256.
+    Set1,
+    /// [`Set2`]: n = 256, q = 128.
+    Set2,
+    /// [`Set3`]: n = 512, q = 256.
+    Set3,
+}
+
+impl SetId {
+    /// All sets.
+    pub const ALL: [SetId; 3] = [SetId::Set1, SetId::Set2, SetId::Set3];
+
+    /// The set called `name` ("set1", "set2", "set3"), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Its name, as [`ParamSet::NAME`].
+    pub const fn name(self) -> &'static str {
+        match self {
+            SetId::Set1 => Set1::NAME,
+            SetId::Set2 => Set2::NAME,
+            SetId::Set3 => Set3::NAME,
+        }
+    }
+
+    /// Ring degree `n`.
+    pub const fn n(self) -> usize {
+        match self {
+            SetId::Set1 => Set1::N,
+            SetId::Set2 => Set2::N,
+            SetId::Set3 => Set3::N,
+        }
+    }
+
+    /// Modulus `q`.
+    pub const fn q(self) -> u16 {
+        match self {
+            SetId::Set1 => Set1::Q,
+            SetId::Set2 => Set2::Q,
+            SetId::Set3 => Set3::Q,
+        }
+    }
+}
+
+impl core::fmt::Display for SetId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} (n = {}, q = {})", self.name(), self.n(), self.q())
+    }
+}

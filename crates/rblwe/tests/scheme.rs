@@ -333,3 +333,16 @@ fn entropy_pool_cold_and_prefetched_deliver_the_same_stream() {
         }
     }
 }
+
+#[test]
+fn set_ids_name_the_compile_time_sets() {
+    use rblwe::SetId;
+    assert_eq!(SetId::from_name("set1"), Some(SetId::Set1));
+    assert_eq!(
+        SetId::from_name("set3").map(|s| (s.n(), s.q())),
+        Some((512, 256))
+    );
+    assert_eq!(SetId::from_name("set2").map(|s| s.q()), Some(128));
+    assert_eq!(SetId::from_name("set4"), None);
+    assert_eq!(SetId::Set2.to_string(), "set2 (n = 256, q = 128)");
+}
