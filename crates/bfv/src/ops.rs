@@ -125,7 +125,7 @@ fn small_mod(q: u32, s: i8) -> u32 {
 }
 
 /// `row[j] ← row[j]·s[j] mod q`, in place.
-#[inline]
+#[inline(never)]
 fn mul_assign(q: &Modulus, row: &mut [u32], s: &[u32]) {
     for (x, &y) in row.iter_mut().zip(s) {
         *x = q.mul(*x, y);
@@ -447,24 +447,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         let q = table.modulus();
         mul_assign(q, &mut ws.poly, &sk.ntt_residues()[i * N..(i + 1) * N]);
         Ntt::inverse(&table.view(), &mut ws.poly)?;
-        let t = &T_MODULUS;
-        let scale = lc.behz_scale_mont[i];
-        let hat_t = lc.qhat_mod_t_mont[i];
-        let hat_gamma = lc.qhat_mod_gamma[i];
-        for (((x, &c), at), ag) in ws
-            .poly
-            .iter()
-            .zip(c0)
-            .zip(acc_t.iter_mut())
-            .zip(ws.aux.iter_mut())
-        {
-            let xi = q.add(*x, c);
-            // Steps 1-2: y = [x·γt·(Q/q_i)^-1]_{q_i} (one Montgomery product, x < q).
-            let y = q.mul_mont_constant(xi, scale);
-            // y·|Q/q_i|_t < 2^28·2^17 < t·2^32: a valid Montgomery product.
-            *at = t.add(*at, t.mont_mul(y, hat_t));
-            *ag = ag.wrapping_add(y.wrapping_mul(hat_gamma));
-        }
+        behz_accumulate(q, lc, i, &ws.poly, c0, acc_t, &mut ws.aux);
         Ok(())
     }
 
@@ -550,7 +533,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
 /// Adds `Δm` and subtracts (`negate_error`) or adds the small error to a `c0` row that holds
 /// `INTT(â ⊙ ŝ)` (symmetric: `c0 = Δm − a·s − e`) or `INTT(p̂0 ⊙ û)` (public:
 /// `c0 = p0·u + e1 + Δm`).
-#[inline]
+#[inline(never)]
 fn finish_c0(
     q: &Modulus,
     lc: &LevelConstants,
@@ -572,8 +555,41 @@ fn finish_c0(
     }
 }
 
+/// BEHZ steps 1-2 for prime `i`: with `x = INTT(ĉ1 ⊙ ŝ)` (coefficients of `c1·s`) and
+/// `c0`, adds the terms of `y = [(c0 + c1·s)·γt·(Q/q_i)^-1]_{q_i}` to `acc_t` (mod `t`) and
+/// `acc_γ` (mod `2^32`, masked to `γ` at the end). Secret data; masks only.
+#[inline(never)]
+fn behz_accumulate(
+    q: &Modulus,
+    lc: &LevelConstants,
+    i: usize,
+    x: &[u32; N],
+    c0: &[u32],
+    acc_t: &mut [u32; N],
+    acc_gamma: &mut [u32; N],
+) {
+    let t = &T_MODULUS;
+    let scale = lc.behz_scale_mont[i];
+    let hat_t = lc.qhat_mod_t_mont[i];
+    let hat_gamma = lc.qhat_mod_gamma[i];
+    for (((&x, &c), at), ag) in x
+        .iter()
+        .zip(c0)
+        .zip(acc_t.iter_mut())
+        .zip(acc_gamma.iter_mut())
+    {
+        let xi = q.add(x, c);
+        // Steps 1-2: y = [x·γt·(Q/q_i)^-1]_{q_i} (one Montgomery product, x < q).
+        let y = q.mul_mont_constant(xi, scale);
+        // y·|Q/q_i|_t < 2^28·2^17 < t·2^32: a valid Montgomery product.
+        *at = t.add(*at, t.mont_mul(y, hat_t));
+        *ag = ag.wrapping_add(y.wrapping_mul(hat_gamma));
+    }
+}
+
 /// BEHZ steps 3-5 per coefficient: `acc_t` (in `plain`, mod `t`) and `acc_γ` become
 /// `m = (z_t − centred(z_γ))·γ^-1 mod t`.
+#[inline(never)]
 fn behz_finish(lc: &LevelConstants, plain: &mut [u32; N], acc_gamma: &[u32; N]) {
     let t = &T_MODULUS;
     let one_mont = t.to_mont(1);
