@@ -2,6 +2,7 @@
 //! symmetric ciphertext into SEAL's own seeded form, and BFV modulus switching that drops the
 //! last prime.
 
+use zeppelin_ring::Modulus;
 use zeroize::Zeroize;
 
 use crate::error::{Result, SealError};
@@ -112,15 +113,21 @@ pub fn drop_last_prime(primes: &[u64], n: usize, size: usize, data: &[u64]) -> R
             expected: (size * k * n) as u64,
         });
     }
-    let ntt = RnsNtt::new(primes, n)?;
-    let last = ntt.modulus(k - 1);
+    let moduli = primes
+        .iter()
+        .map(|&q| {
+            let q32 = u32::try_from(q)
+                .map_err(|_| SealError::Unsupported(format!("prime {q} is wider than 30 bits")))?;
+            Ok(Modulus::new(q32)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let last = &moduli[k - 1];
     let q_last = u64::from(last.value());
     let mut out = Vec::with_capacity(size * (k - 1) * n);
     for p in 0..size {
         let poly = &data[p * k * n..(p + 1) * k * n];
         let last_res = &poly[(k - 1) * n..];
-        for i in 0..k - 1 {
-            let m = ntt.modulus(i);
+        for (i, m) in moduli.iter().enumerate().take(k - 1) {
             let inv = m.inv(m.reduce_u64(q_last)).ok_or_else(|| {
                 SealError::InvalidParameters("primes are not pairwise coprime".into())
             })?;
