@@ -132,7 +132,9 @@ fn residues_and_shapes_are_validated() {
 
     // A failed batch leaves no partial results behind.
     let mut out = RelinBatch::new();
-    engine.eval_mult_into(&[good.clone()], &mut out).unwrap();
+    engine
+        .eval_mult_into(std::slice::from_ref(&good), &mut out)
+        .unwrap();
     assert_eq!(out.len(), 1);
     assert!(engine
         .eval_mult_into(&[good.clone(), bad], &mut out)
@@ -141,11 +143,11 @@ fn residues_and_shapes_are_validated() {
 
     // Supplied digits: count, size and residues.
     assert!(matches!(
-        engine.relinearize_with_digits(&[good.clone()], &[]),
+        engine.relinearize_with_digits(std::slice::from_ref(&good), &[]),
         Err(EvalMultError::Shape { .. })
     ));
     assert!(matches!(
-        engine.relinearize_with_digits(&[good.clone()], &[vec![0; 3 * 3 * N - 1]]),
+        engine.relinearize_with_digits(std::slice::from_ref(&good), &[vec![0; 3 * 3 * N - 1]]),
         Err(EvalMultError::Shape { .. })
     ));
     let mut digits = vec![0u32; 3 * 3 * N];
