@@ -57,6 +57,18 @@ echo "== static memory (arm-none-eabi-size -A; static RAM = .data + .bss, whole 
 arm-none-eabi-size -A "$elf" | awk 'NR<=2 || ($1 ~ /^\.(vector_table|text|rodata|data|bss|uninit)$/)'
 arm-none-eabi-size -A "$elf" | awk '$1==".data"||$1==".bss"{s+=$2} END{print "static RAM (.data + .bss): " s " bytes"}'
 
+echo "== flash per stage, Set 1 (size probe: one image per stage with only its keygen/encrypt/decrypt; flash = .vector_table + .text + .rodata + .data) =="
+probe="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/size-probe"
+for stage in probe-branchy probe-branch-free probe-cca probe-masked; do
+  "${cargo_cmd[@]}" build --release -j 2 --bin size-probe --features "$stage" ${extra[@]+"${extra[@]}"} 2>/dev/null
+  flash=$(arm-none-eabi-size -A "$probe" | awk '$1==".vector_table"||$1==".text"||$1==".rodata"||$1==".data"{s+=$2} END{print s}')
+  probe_status=0
+  timeout 120 qemu-system-arm -M mps2-an505 -nographic -icount shift=0 \
+    -semihosting-config enable=on,target=native -kernel "$probe" || probe_status=$?
+  if [ $probe_status -eq 0 ]; then verdict=PASS; else verdict=FAIL; status=1; fi
+  echo "$verdict size-probe $stage: flash $flash bytes (runs keygen/encrypt/decrypt once, exit $probe_status)"
+done
+
 echo "== binary check of the masked gadget =="
 gadget_status=0
 python3 "$here/check-gadget.py" --self-test || gadget_status=$?
