@@ -4,18 +4,27 @@
 #![no_std]
 #![no_main]
 
+mod bfv_bench;
 mod harness;
 mod meter;
 mod mve_tests;
 mod ring_tests;
+mod table_aes;
+mod tape;
 
+use core::mem::MaybeUninit;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use harness::Harness;
 use zeppelin_ring::mve::Mve;
+use zeppelin::{Seal4096, Zeppelin4096};
 use zeppelin_ring::Portable;
 
 static mut BUFS: [[u32; ring_tests::N]; 4] = [[0; ring_tests::N]; 4];
+#[link_section = ".uninit.seal"]
+static mut SEAL: MaybeUninit<bfv_bench::Objects<Seal4096>> = MaybeUninit::uninit();
+#[link_section = ".uninit.zeppelin"]
+static mut ZEPPELIN: MaybeUninit<bfv_bench::Objects<Zeppelin4096>> = MaybeUninit::uninit();
 static mut SCRATCH: [u32; ring_tests::N] = [0; ring_tests::N];
 static mut EXPECT: [u32; ring_tests::N] = [0; ring_tests::N];
 
@@ -40,6 +49,23 @@ fn main() -> ! {
     ring_tests::run::<Mve>(&mut h, scratch, expect);
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
+    table_aes::self_test(&mut h);
+    // SAFETY: as above.
+    let seal = unsafe {
+        let p = core::ptr::addr_of_mut!(SEAL).cast::<bfv_bench::Objects<Seal4096>>();
+        bfv_bench::Objects::init(p);
+        &mut *p
+    };
+    let rows = bfv_bench::run(&mut h, seal);
+    bfv_bench::print_table("Seal4096", 3, &rows);
+    // SAFETY: as above.
+    let zep = unsafe {
+        let p = core::ptr::addr_of_mut!(ZEPPELIN).cast::<bfv_bench::Objects<Zeppelin4096>>();
+        bfv_bench::Objects::init(p);
+        &mut *p
+    };
+    let rows = bfv_bench::run(&mut h, zep);
+    bfv_bench::print_table("Zeppelin4096", 4, &rows);
 
     hprintln!("RESULT {} passed, {} failed", h.passed, h.failed);
     if h.failed == 0 {

@@ -27,6 +27,8 @@ pub const PRIMES: [u32; 5] = [
     268_369_921,
 ];
 
+/// Test tables (the bfv presets carry their own in flash): in `.bulk` with the vectors.
+#[link_section = ".bulk"]
 pub static TABLES: [NttTable<[u32; N]>; 5] = [
     table!(134_176_769, 4096),
     table!(134_111_233, 4096),

@@ -1,0 +1,276 @@
+//! The BFV client on target: round trips, keystream variants that must give identical bytes,
+//! and the measurement table (instructions retired under QEMU, median of `RUNS`; stack
+//! high-water mark per operation).
+
+use crate::harness::Harness;
+use crate::meter::{median_instructions, stack_bytes, RUNS};
+use crate::table_aes::TableAesCtr128;
+use crate::tape::{self, Record, Replay};
+use cortex_m_semihosting::hprintln;
+use zeppelin::params::Params;
+use zeppelin::{
+    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, PublicKey,
+    PublicSeed, SecretKey, SecretSeed, SeededCiphertext, Workspace, N,
+};
+
+/// Everything one preset's client works on, in one `static`.
+pub struct Objects<P: Params> {
+    pub sk: SecretKey<P>,
+    pub pk: PublicKey<P>,
+    pub ct: Ciphertext<P>,
+    pub ct_pub: Ciphertext<P>,
+    pub sct: SeededCiphertext<P>,
+    pub ws: Workspace,
+    pub slots: [u32; N],
+    pub plain: [u32; N],
+    pub out: [u32; N],
+}
+
+impl<P: Params> Objects<P> {
+    /// Initialises `*p` field by field (never building the whole value on the stack).
+    ///
+    /// The objects live in `.uninit`, not `.bss`: `Ciphertext::zeroed()` stores its level
+    /// (`K`), so a `static` holding one would go to `.data` and cost its full size again in
+    /// flash as the load image.
+    ///
+    /// # Safety
+    /// `p` must be valid for writes and not aliased.
+    pub unsafe fn init(p: *mut Self) {
+        // SAFETY: the caller guarantees `p`; each field is written once, in place.
+        unsafe {
+            core::ptr::addr_of_mut!((*p).sk).write(SecretKey::zeroed());
+            core::ptr::addr_of_mut!((*p).pk).write(PublicKey::zeroed());
+            core::ptr::addr_of_mut!((*p).ct).write(Ciphertext::zeroed());
+            core::ptr::addr_of_mut!((*p).ct_pub).write(Ciphertext::zeroed());
+            core::ptr::addr_of_mut!((*p).sct).write(SeededCiphertext::zeroed());
+            core::ptr::addr_of_mut!((*p).ws).write(Workspace::zeroed());
+            core::ptr::addr_of_mut!((*p).slots).write([0; N]);
+            core::ptr::addr_of_mut!((*p).plain).write([0; N]);
+            core::ptr::addr_of_mut!((*p).out).write([0; N]);
+        }
+    }
+}
+
+pub const SK_SEED: [u8; 32] = [0x11; 32];
+pub const PK_SEED_A: [u8; 32] = [0x22; 32];
+pub const PK_SEED_E: [u8; 32] = [0x33; 32];
+pub const ENC_SEED_A: [u8; 32] = [0x44; 32];
+pub const ENC_SEED_E: [u8; 32] = [0x55; 32];
+
+fn seeds() -> EncryptionSeeds {
+    EncryptionSeeds {
+        a: PublicSeed(ENC_SEED_A),
+        e: SecretSeed::from_bytes(ENC_SEED_E),
+    }
+}
+
+// ----- the operations, generic over the two keystreams ---------------------------------
+
+fn op_encode<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    encoder::encode(&o.slots, &mut o.plain)
+}
+
+fn op_keygen<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    Bfv::<P, A, E>::generate_secret_key_with(&SecretSeed::from_bytes(SK_SEED), &mut o.sk)
+}
+
+fn op_pk_keygen<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    Bfv::<P, A, E>::generate_public_key_with(
+        &o.sk,
+        &PublicSeed(PK_SEED_A),
+        &SecretSeed::from_bytes(PK_SEED_E),
+        &mut o.pk,
+        &mut o.ws,
+    )
+}
+
+fn op_seeded<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.sct, &mut o.ws)
+}
+
+fn op_encode_seeded<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    op_encode::<P, A, E>(o)?;
+    op_seeded::<P, A, E>(o)
+}
+
+fn op_symmetric<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    Bfv::<P, A, E>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.ct, &mut o.ws)
+}
+
+fn op_public<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    Bfv::<P, A, E>::encrypt_public_with(
+        &o.pk,
+        &o.plain,
+        &SecretSeed::from_bytes(ENC_SEED_E),
+        P::K,
+        &mut o.ct_pub,
+        &mut o.ws,
+    )
+}
+
+fn op_decrypt_decode<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+    Bfv::<P, A, E>::decrypt(&o.sk, &o.ct, &mut o.plain, &mut o.ws)?;
+    encoder::decode(&o.plain, &mut o.out)
+}
+
+fn op_decrypt_seeded_decode<P: Params, A: Keystream, E: Keystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
+    Bfv::<P, A, E>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;
+    encoder::decode(&o.plain, &mut o.out)
+}
+
+// ----- digests: equal outputs across keystream variants --------------------------------
+
+fn fnv(mut h: u64, words: &[u32]) -> u64 {
+    for &w in words {
+        for b in w.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// FNV-1a over everything the operations write.
+fn digest<P: Params>(o: &Objects<P>) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    h = fnv(h, o.sk.ntt_residues());
+    h = fnv(h, o.pk.p0());
+    h = fnv(h, o.pk.p1());
+    h = fnv(h, o.ct.c0());
+    h = fnv(h, o.ct.c1());
+    h = fnv(h, o.ct_pub.c0());
+    h = fnv(h, o.ct_pub.c1());
+    h = fnv(h, o.sct.c0());
+    h = fnv(h, &o.plain);
+    fnv(h, &o.out)
+}
+
+/// One row of the table.
+pub struct Row {
+    pub name: &'static str,
+    pub software_aes: u32,
+    pub table_aes_public: u32,
+    pub keystream_excluded: u32,
+    pub public_bytes: usize,
+    pub secret_bytes: usize,
+    /// Stack high-water mark with software AES, table AES (public), replayed keystream.
+    pub stack: [usize; 3],
+}
+
+type Op<P> = fn(&mut Objects<P>) -> Result<(), Error>;
+
+/// Measures one operation in its three keystream variants and checks they write the same
+/// bytes. `ops` = the same operation instantiated for (AES, AES), (table AES, AES),
+/// (replay, replay) and (record, record).
+fn measure<P: Params>(
+    h: &mut Harness,
+    o: &mut Objects<P>,
+    name: &'static str,
+    ops: [Op<P>; 4],
+) -> Row {
+    let [sw, table, replay, record] = ops;
+    tape::reset();
+    let mut ok = record(o).is_ok();
+    let reference = digest(o);
+    let public_bytes = tape::recorded(0);
+    let secret_bytes = tape::recorded(1);
+    let _ = tape::take_fault();
+    let mut measure_one = |f: Op<P>, o: &mut Objects<P>| -> (u32, bool) {
+        let mut r = Ok(());
+        let n = median_instructions(|| r = r.and(f(o)));
+        (n, r.is_ok() && digest(o) == reference)
+    };
+    let (software_aes, ok_sw) = measure_one(sw, o);
+    let (table_aes_public, ok_table) = measure_one(table, o);
+    let (keystream_excluded, ok_replay) = measure_one(replay, o);
+    let fault = tape::take_fault();
+    ok &= ok_sw && ok_table && ok_replay && !fault;
+    let stack = [sw, table, replay].map(|f| {
+        stack_bytes(|| {
+            let _ = f(o);
+        })
+    });
+    h.check(
+        name,
+        ok,
+        format_args!(
+            "keystream variants disagree (software {ok_sw}, table {ok_table}, replay {ok_replay}, tape fault {fault})"
+        ),
+    );
+    Row {
+        name,
+        software_aes,
+        table_aes_public,
+        keystream_excluded,
+        public_bytes,
+        secret_bytes,
+        stack,
+    }
+}
+
+macro_rules! variants {
+    ($f:ident, $p:ty) => {
+        [
+            $f::<$p, AesCtr128, AesCtr128> as Op<$p>,
+            $f::<$p, TableAesCtr128, AesCtr128> as Op<$p>,
+            $f::<$p, Replay<0>, Replay<1>> as Op<$p>,
+            $f::<$p, Record<0>, Record<1>> as Op<$p>,
+        ]
+    };
+}
+
+/// Runs the whole client for preset `P` with checks, and returns the measurement rows.
+pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
+    let mut rng = crate::harness::TestRng::new(0x5107);
+    for s in o.slots.iter_mut() {
+        *s = rng.below(zeppelin::T);
+    }
+    let expected = o.slots;
+    let rows = [
+        measure(h, o, "encode", variants!(op_encode, P)),
+        measure(h, o, "keygen (secret key)", variants!(op_keygen, P)),
+        measure(h, o, "keygen (public key)", variants!(op_pk_keygen, P)),
+        measure(h, o, "seeded encrypt", variants!(op_seeded, P)),
+        measure(h, o, "encode + seeded encrypt", variants!(op_encode_seeded, P)),
+        measure(h, o, "classic symmetric encrypt", variants!(op_symmetric, P)),
+        measure(h, o, "public-key encrypt", variants!(op_public, P)),
+        measure(h, o, "decrypt + decode", variants!(op_decrypt_decode, P)),
+        measure(h, o, "decrypt seeded + decode", variants!(op_decrypt_seeded_decode, P)),
+    ];
+    // Round trips (not a proof of the transform: the KATs and NTT vectors are).
+    let r = op_decrypt_decode::<P, AesCtr128, AesCtr128>(o);
+    h.check("round trip: classic symmetric", r.is_ok() && o.out == expected, format_args!("{r:?}"));
+    let r = op_decrypt_seeded_decode::<P, AesCtr128, AesCtr128>(o);
+    h.check("round trip: seeded", r.is_ok() && o.out == expected, format_args!("{r:?}"));
+    let r = Bfv::<P>::decrypt(&o.sk, &o.ct_pub, &mut o.plain, &mut o.ws)
+        .and_then(|_| encoder::decode(&o.plain, &mut o.out));
+    h.check("round trip: public key", r.is_ok() && o.out == expected, format_args!("{r:?}"));
+    rows
+}
+
+pub fn print_table(preset: &str, k: usize, rows: &[Row]) {
+    hprintln!(
+        "TABLE BFV client, preset {} (n = 4096, {} data primes): instructions retired (QEMU -icount shift=0), median of {} runs",
+        preset,
+        k,
+        RUNS
+    );
+    hprintln!("TABLE | operation | software AES-CTR (both streams) | table AES public stream | keystream excluded | public / secret keystream bytes | stack bytes (software AES / table AES / excluded) |");
+    hprintln!("TABLE |---|---:|---:|---:|---:|---:|");
+    for r in rows {
+        hprintln!(
+            "TABLE | {} | {} | {} | {} | {} / {} | {} / {} / {} |",
+            r.name,
+            r.software_aes,
+            r.table_aes_public,
+            r.keystream_excluded,
+            r.public_bytes,
+            r.secret_bytes,
+            r.stack[0],
+            r.stack[1],
+            r.stack[2]
+        );
+    }
+}
