@@ -1,6 +1,6 @@
-//! The device's wire forms, in SEAL's `Ciphertext` layout (written into a caller buffer and
-//! parsed from a byte slice without allocating; only `core` is used, so this can move to the
-//! device crate unchanged).
+//! The device's wire forms in SEAL's `Ciphertext` layout, written into a caller buffer and
+//! parsed from a byte slice without allocating (only `core`: device code). [`read_full`] also reads any SEAL ciphertext
+//! (`compr_mode` none) at a level whose primes are a prefix of the preset's.
 //!
 //! Both forms are a SEAL 4.1 `Ciphertext` with `compr_mode` none:
 //!
@@ -33,6 +33,48 @@ const HEADER: usize = 16;
 const METADATA: usize = 32 + 1 + 8 + 8 + 8 + 8 + 8;
 const PRNG_INFO: usize = HEADER + 1 + 64;
 const SEED: usize = 32;
+
+/// The first data primes of both presets, in order.
+const PRIMES: [u32; 4] = [134_176_769, 134_111_233, 134_012_929, 133_963_777];
+
+/// SEAL's parms_id of the levels `[1, 4096, q_0..q_{L-1}, 65537]` for `L = 1..=4` over
+/// [`PRIMES`] (BLAKE2b-256 over little-endian `u64` words; checked against SEAL and against
+/// `zeppelin-seal`'s computation in the CLI's tests).
+const LEVEL_IDS: [[u8; 32]; 4] = [
+    hex32(*b"b525c264723a3249a1e0e34c1d422d29968354a6f5de97379b0996cf2de7b4bd"),
+    hex32(*b"696d8536219a6e73e3e6cd662eaaeb8573c4ce701f7365536de5269d00dacf55"),
+    hex32(*b"6d37577ae9a22d7d39145d4e663537329ca1f8d29377ab6dff9462fda8b38549"),
+    hex32(*b"15c5f285fd5eff9c6f4d20abc42eaa1f9720fd37500cb4d2026bd58988283100"),
+];
+
+const fn hex_digit(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        _ => c - b'a' + 10,
+    }
+}
+
+const fn hex32(h: [u8; 64]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        out[i] = (hex_digit(h[2 * i]) << 4) | hex_digit(h[2 * i + 1]);
+        i += 1;
+    }
+    out
+}
+
+/// SEAL's parms_id of level `level` (the first `level` data primes) of preset `P`, or `None`
+/// for a level or preset outside the table.
+pub fn parms_id<P: Params>(level: usize) -> Option<&'static [u8; 32]> {
+    if level == 0 || level > P::K || level > PRIMES.len() {
+        return None;
+    }
+    if P::DATA_PRIMES.get(..level)? != PRIMES.get(..level)? {
+        return None;
+    }
+    LEVEL_IDS.get(level - 1)
+}
 
 /// What is wrong with device wire bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,13 +182,10 @@ fn take(out: &mut [u8], needed: usize) -> Result<&mut [u8], WireError> {
         .ok_or(WireError::BufferTooSmall { needed, found })
 }
 
-/// Writes the full form of `ct` (whose level has id `parms_id`) into `out`; returns the length.
-pub fn write_full<P: Params>(
-    ct: &Ciphertext<P>,
-    parms_id: &[u8; 32],
-    out: &mut [u8],
-) -> Result<usize, WireError> {
+/// Writes the full form of `ct` into `out`; returns the length.
+pub fn write_full<P: Params>(ct: &Ciphertext<P>, out: &mut [u8]) -> Result<usize, WireError> {
     let level = ct.level();
+    let parms_id = parms_id::<P>(level).ok_or(WireError::UnknownParmsId)?;
     let len = full_len(level);
     let out = take(out, len)?;
     let at = put_prefix(out, len, parms_id, level, 2 * level * N);
@@ -155,14 +194,13 @@ pub fn write_full<P: Params>(
     Ok(len)
 }
 
-/// Writes the seeded form of `ct` (whose level has id `parms_id`) into `out`; returns the
-/// length.
+/// Writes the seeded form of `ct` into `out`; returns the length.
 pub fn write_seeded<P: Params>(
     ct: &SeededCiphertext<P>,
-    parms_id: &[u8; 32],
     out: &mut [u8],
 ) -> Result<usize, WireError> {
     let level = ct.level();
+    let parms_id = parms_id::<P>(level).ok_or(WireError::UnknownParmsId)?;
     let len = seeded_len(level);
     let out = take(out, len)?;
     let at = put_prefix(out, len, parms_id, level, level * N);
@@ -203,12 +241,8 @@ fn check_header(b: &[u8], at: usize, size: u64) -> Result<(), WireError> {
     Ok(())
 }
 
-/// Checks the common prefix and returns the level (`level_ids[L-1]` is the id of level `L`).
-fn check_prefix<P: Params>(
-    b: &[u8],
-    level_ids: &[[u8; 32]],
-    seeded: bool,
-) -> Result<usize, WireError> {
+/// Checks the common prefix and returns the level.
+fn check_prefix<P: Params>(b: &[u8], seeded: bool) -> Result<usize, WireError> {
     let min = HEADER + METADATA + HEADER + 8;
     if b.len() < min {
         return Err(WireError::Truncated {
@@ -217,12 +251,9 @@ fn check_prefix<P: Params>(
         });
     }
     check_header(b, 0, b.len() as u64)?;
-    let level = level_ids
-        .iter()
-        .take(P::K)
-        .position(|id| id[..] == b[16..48])
-        .ok_or(WireError::UnknownParmsId)?
-        + 1;
+    let level = (1..=P::K)
+        .find(|&l| parms_id::<P>(l).is_some_and(|id| id[..] == b[16..48]))
+        .ok_or(WireError::UnknownParmsId)?;
     let field = |field, at, want: u64| {
         let v = u64_at(b, at);
         if v == want {
@@ -265,17 +296,27 @@ fn read_rows<P: Params>(
     level: usize,
     dst: &mut [u32],
 ) -> Result<(), WireError> {
-    for (i, (d, chunk)) in dst
-        .iter_mut()
-        .zip(b[at..at + 8 * level * N].chunks_exact(8))
+    let src = b.get(at..at + 8 * level * N).ok_or(WireError::Truncated {
+        needed: at + 8 * level * N,
+        found: b.len(),
+    })?;
+    for (p, (row, bytes)) in dst
+        .chunks_exact_mut(N)
+        .zip(src.chunks_exact(8 * N))
+        .take(level)
         .enumerate()
     {
-        let v = u64_at(chunk, 0);
-        let q = u64::from(P::DATA_PRIMES[(i / N) % level]);
-        if v >= q {
-            return Err(WireError::CoefficientOutOfRange { index: i, value: v });
+        let q = u64::from(P::DATA_PRIMES.get(p).copied().unwrap_or(0));
+        for (j, (d, chunk)) in row.iter_mut().zip(bytes.chunks_exact(8)).enumerate() {
+            let v = u64_at(chunk, 0);
+            if v >= q {
+                return Err(WireError::CoefficientOutOfRange {
+                    index: p * N + j,
+                    value: v,
+                });
+            }
+            *d = v as u32;
         }
-        *d = v as u32;
     }
     Ok(())
 }
@@ -290,10 +331,9 @@ pub fn is_seeded_form(bytes: &[u8]) -> bool {
 /// rewritten completely by the next successful parse).
 pub fn read_seeded<P: Params>(
     bytes: &[u8],
-    level_ids: &[[u8; 32]],
     out: &mut SeededCiphertext<P>,
 ) -> Result<(), WireError> {
-    let level = check_prefix::<P>(bytes, level_ids, true)?;
+    let level = check_prefix::<P>(bytes, true)?;
     let info = 113 + 8 * level * N;
     check_header(bytes, info, PRNG_INFO as u64)?;
     if bytes[info + HEADER] != AES_CTR_PRNG_TYPE {
@@ -322,12 +362,8 @@ pub fn read_seeded<P: Params>(
 
 /// Parses the full form (or a SEAL ciphertext with `compr_mode` none at a level of this
 /// preset) into `out`.
-pub fn read_full<P: Params>(
-    bytes: &[u8],
-    level_ids: &[[u8; 32]],
-    out: &mut Ciphertext<P>,
-) -> Result<(), WireError> {
-    let level = check_prefix::<P>(bytes, level_ids, false)?;
+pub fn read_full<P: Params>(bytes: &[u8], out: &mut Ciphertext<P>) -> Result<(), WireError> {
+    let level = check_prefix::<P>(bytes, false)?;
     let (c0, c1) = out.rows_mut(level).map_err(|_| WireError::BadField {
         field: "level",
         value: level as u64,
@@ -346,7 +382,7 @@ mod tests {
         adapter::seal4096_parameters, Ciphertext as SealCt, ComprMode, ParmsId, SealContext,
     };
 
-    fn ids<P: Params>() -> Vec<[u8; 32]> {
+    fn computed_ids<P: Params>() -> Vec<[u8; 32]> {
         (1..=P::K)
             .map(|l| {
                 let primes: Vec<u64> = P::DATA_PRIMES[..l].iter().map(|&q| u64::from(q)).collect();
@@ -377,23 +413,32 @@ mod tests {
     }
 
     #[test]
+    fn level_id_table_is_seals_parms_id() {
+        for (l, id) in computed_ids::<Zeppelin4096>().iter().enumerate() {
+            assert_eq!(parms_id::<Zeppelin4096>(l + 1), Some(id));
+        }
+        for (l, id) in computed_ids::<Seal4096>().iter().enumerate() {
+            assert_eq!(parms_id::<Seal4096>(l + 1), Some(id));
+        }
+        assert_eq!(parms_id::<Seal4096>(4), None);
+        assert_eq!(parms_id::<Seal4096>(0), None);
+    }
+
+    #[test]
     fn full_form_is_byte_for_byte_the_seal_ciphertext() {
         // zeppelin-seal's writer is checked byte for byte against SEAL in its own tests.
         let ctx = SealContext::new(seal4096_parameters()).unwrap();
         for level in 1..=3 {
             let (full, _) = encrypt::<Seal4096>(level);
             let mut out = vec![0u8; full_len(level)];
-            assert_eq!(
-                write_full(&full, &ids::<Seal4096>()[level - 1], &mut out).unwrap(),
-                out.len()
-            );
+            assert_eq!(write_full(&full, &mut out).unwrap(), out.len());
             let mut data: Vec<u64> = full.c0().iter().map(|&v| u64::from(v)).collect();
             data.extend(full.c1().iter().map(|&v| u64::from(v)));
             let seal_level = ctx.data_level_with(level).unwrap();
             let seal = SealCt::new(seal_level, N, 2, false, data).unwrap();
             assert_eq!(out, seal.save(ComprMode::None).unwrap());
             let mut back = Box::new(Ciphertext::<Seal4096>::zeroed());
-            read_full(&out, &ids::<Seal4096>(), &mut back).unwrap();
+            read_full(&out, &mut back).unwrap();
             assert_eq!(back.c0(), full.c0());
             assert_eq!(back.c1(), full.c1());
         }
@@ -402,9 +447,8 @@ mod tests {
     #[test]
     fn seeded_form_is_seals_seeded_layout_with_the_aes_type() {
         let (_, seeded) = encrypt::<Zeppelin4096>(4);
-        let ids = ids::<Zeppelin4096>();
         let mut out = vec![0u8; seeded_len(4)];
-        write_seeded(&seeded, &ids[3], &mut out).unwrap();
+        write_seeded(&seeded, &mut out).unwrap();
         assert_eq!(out.len(), 131_266);
         assert!(is_seeded_form(&out));
         let info = &out[out.len() - 81..];
@@ -413,13 +457,13 @@ mod tests {
         assert_eq!(info[16], AES_CTR_PRNG_TYPE);
         assert_eq!(&info[17..49], &seeded.seed().0);
         let mut back = Box::new(SeededCiphertext::<Zeppelin4096>::zeroed());
-        read_seeded(&out, &ids, &mut back).unwrap();
+        read_seeded(&out, &mut back).unwrap();
         assert_eq!(back.c0(), seeded.c0());
         assert_eq!(back.seed().0, seeded.seed().0);
         // Too small a buffer is an error, not a panic.
         let mut small = vec![0u8; 100];
         assert!(matches!(
-            write_seeded(&seeded, &ids[3], &mut small),
+            write_seeded(&seeded, &mut small),
             Err(WireError::BufferTooSmall { .. })
         ));
     }
@@ -427,11 +471,10 @@ mod tests {
     #[test]
     fn truncations_and_bit_flips_never_panic() {
         let (full, seeded) = encrypt::<Seal4096>(3);
-        let ids = ids::<Seal4096>();
         let mut f = vec![0u8; full_len(3)];
-        write_full(&full, &ids[2], &mut f).unwrap();
+        write_full(&full, &mut f).unwrap();
         let mut s = vec![0u8; seeded_len(3)];
-        write_seeded(&seeded, &ids[2], &mut s).unwrap();
+        write_seeded(&seeded, &mut s).unwrap();
         let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
         let mut sct = Box::new(SeededCiphertext::<Seal4096>::zeroed());
         let mut state = 0x1234_5678_9abc_def0u64;
@@ -442,19 +485,19 @@ mod tests {
             state
         };
         for cut in (0..300).chain((0..300).map(|_| (next() % f.len() as u64) as usize)) {
-            assert!(read_full(&f[..cut], &ids, &mut ct).is_err());
-            assert!(read_seeded(&s[..cut.min(s.len() - 1)], &ids, &mut sct).is_err());
+            assert!(read_full(&f[..cut], &mut ct).is_err());
+            assert!(read_seeded(&s[..cut.min(s.len() - 1)], &mut sct).is_err());
         }
         let mut rejected = 0;
         for _ in 0..1000 {
             let mut b = f.clone();
             let pos = (next() % 200) as usize;
             b[pos] ^= 1 << (next() % 8);
-            rejected += usize::from(read_full(&b, &ids, &mut ct).is_err());
+            rejected += usize::from(read_full(&b, &mut ct).is_err());
             let mut b = s.clone();
             let pos = s.len() - 1 - (next() % 81) as usize;
             b[pos] ^= 1 << (next() % 8);
-            let _ = read_seeded(&b, &ids, &mut sct);
+            let _ = read_seeded(&b, &mut sct);
         }
         // Flips in the first 200 bytes hit the structure (113 bytes) or residues, whose high
         // bytes cannot change without leaving [0, q).

@@ -28,8 +28,8 @@ use zeppelin_seal::adapter::{
 use zeppelin_seal::convert::reseed;
 use zeppelin_seal::keygen::{all_galois_elements, galois_element_for_step, KeyGenerator};
 use zeppelin_seal::{
-    Ciphertext as SealCiphertext, ComprMode, ParmsId, PrngInfo, PrngType,
-    PublicKey as SealPublicKey, SealContext, SecretKey as SealSecretKey,
+    Ciphertext as SealCiphertext, ComprMode, PrngInfo, PrngType, PublicKey as SealPublicKey,
+    SealContext, SecretKey as SealSecretKey,
 };
 
 #[derive(Parser)]
@@ -298,16 +298,6 @@ fn load_device_sk<P: Params>(dir: &Path) -> CliResult<Box<SecretKey<P>>> {
     Ok(sk)
 }
 
-/// parms_id of device level `L` (the first `L` data primes), as SEAL computes it.
-fn level_ids<P: Params>() -> Vec<[u8; 32]> {
-    (1..=P::K)
-        .map(|l| {
-            let primes: Vec<u64> = P::DATA_PRIMES[..l].iter().map(|&q| u64::from(q)).collect();
-            ParmsId::compute(1, N as u64, &primes, u64::from(T)).0
-        })
-        .collect()
-}
-
 fn parse_values(path: &Path) -> CliResult<Box<[u32; N]>> {
     let text = fs::read_to_string(path).ctx(format!("cannot read {}", path.display()))?;
     let mut slots = Box::new([0u32; N]);
@@ -444,8 +434,6 @@ fn encrypt_bytes<P: Params>(
     let mut plain = Box::new([0u32; N]);
     encoder::encode(slots, &mut plain).ctx("encoding")?;
     let mut ws = Box::new(Workspace::zeroed());
-    let ids = level_ids::<P>();
-    let id = &ids[level - 1];
     match mode {
         Mode::Seeded => {
             let sk = load_device_sk::<P>(dir)?;
@@ -454,7 +442,7 @@ fn encrypt_bytes<P: Params>(
             Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, level, &mut ct, &mut ws)
                 .ctx("seeded encryption")?;
             let mut out = vec![0u8; device_wire::seeded_len(level)];
-            device_wire::write_seeded(&ct, id, &mut out).ctx("wire form")?;
+            device_wire::write_seeded(&ct, &mut out).ctx("wire form")?;
             Ok(out)
         }
         Mode::Symmetric | Mode::Public => {
@@ -471,7 +459,7 @@ fn encrypt_bytes<P: Params>(
                     .ctx("public-key encryption")?;
             }
             let mut out = vec![0u8; device_wire::full_len(level)];
-            device_wire::write_full(&ct, id, &mut out).ctx("wire form")?;
+            device_wire::write_full(&ct, &mut out).ctx("wire form")?;
             Ok(out)
         }
         Mode::SealBlake2xb | Mode::SealShake256 => {
@@ -506,14 +494,13 @@ fn encrypt_bytes<P: Params>(
 
 /// A device ciphertext from its wire form, expanded to `(c0, c1)`.
 fn read_device<P: Params>(bytes: &[u8]) -> CliResult<Box<Ciphertext<P>>> {
-    let ids = level_ids::<P>();
     let mut ct = Box::new(Ciphertext::<P>::zeroed());
     if device_wire::is_seeded_form(bytes) {
         let mut sct = Box::new(SeededCiphertext::<P>::zeroed());
-        device_wire::read_seeded(bytes, &ids, &mut sct).ctx("seeded device ciphertext")?;
+        device_wire::read_seeded(bytes, &mut sct).ctx("seeded device ciphertext")?;
         Bfv::<P>::expand_ct1(&sct, &mut ct).ctx("expanding the seed")?;
     } else {
-        device_wire::read_full(bytes, &ids, &mut ct).ctx("device ciphertext")?;
+        device_wire::read_full(bytes, &mut ct).ctx("device ciphertext")?;
     }
     Ok(ct)
 }
@@ -538,17 +525,16 @@ fn decrypt_bytes<P: Params>(dir: &Path, bytes: &[u8]) -> CliResult<Box<[u32; N]>
     let sk = load_device_sk::<P>(dir)?;
     let mut ws = Box::new(Workspace::zeroed());
     let mut plain = Box::new([0u32; N]);
-    let ids = level_ids::<P>();
-    let device_level = bytes
-        .get(16..48)
-        .is_some_and(|id| ids.iter().any(|l| l[..] == *id));
+    let device_level = bytes.get(16..48).is_some_and(|id| {
+        (1..=P::K).any(|l| device_wire::parms_id::<P>(l).is_some_and(|known| known[..] == *id))
+    });
     if device_wire::is_seeded_form(bytes) {
         let mut sct = Box::new(SeededCiphertext::<P>::zeroed());
-        device_wire::read_seeded(bytes, &ids, &mut sct).ctx("seeded device ciphertext")?;
+        device_wire::read_seeded(bytes, &mut sct).ctx("seeded device ciphertext")?;
         Bfv::<P>::decrypt_seeded(&sk, &sct, &mut plain, &mut ws).ctx("decryption")?;
     } else {
         let mut ct = Box::new(Ciphertext::<P>::zeroed());
-        match device_wire::read_full(bytes, &ids, &mut ct) {
+        match device_wire::read_full(bytes, &mut ct) {
             Ok(()) => Bfv::<P>::decrypt(&sk, &ct, &mut plain, &mut ws).ctx("decryption")?,
             Err(device_err) => {
                 let ctx = seal_context(dir)?;
