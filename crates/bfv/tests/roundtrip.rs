@@ -293,3 +293,63 @@ fn encoding_is_seal_scaling_seal4096() {
 fn encoding_is_seal_scaling_zeppelin4096() {
     encoding_is_seal_scaling::<Zeppelin4096>();
 }
+
+/// Random outside data never panics: every parser and decryption returns `Ok` or a typed
+/// error, for random lengths, levels and words (in and out of range).
+#[test]
+fn random_outside_data_never_panics() {
+    let mut rng = StdRng::seed_from_u64(0xbad_da7a);
+    let mut sk = Box::new(SecretKey::<Zeppelin4096>::zeroed());
+    let mut pk = Box::new(PublicKey::<Zeppelin4096>::zeroed());
+    let mut ct = Box::new(Ciphertext::<Zeppelin4096>::zeroed());
+    let mut seeded = Box::new(SeededCiphertext::<Zeppelin4096>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
+    let mut out = Box::new([0u32; N]);
+    let mut outcomes = [0usize; 2];
+    for round in 0..200 {
+        let level = rng.gen_range(0..=5usize);
+        let exact = round % 2 == 0;
+        let len = |full: usize, rng: &mut StdRng| {
+            if exact {
+                full
+            } else {
+                rng.gen_range(0..full + 64)
+            }
+        };
+        let mut bytes = vec![0u8; len(PublicKey::<Zeppelin4096>::BYTES, &mut rng)];
+        rng.fill(&mut bytes[..]);
+        let _ = pk.read_bytes(&bytes);
+        let mut bytes = vec![0u8; len(N, &mut rng)];
+        for b in bytes.iter_mut() {
+            *b = [0u8, 1, 0xff, rng.gen()][rng.gen_range(0..4)];
+        }
+        let _ = sk.read_bytes(&bytes);
+        let mut bytes = vec![0u8; len(Ciphertext::<Zeppelin4096>::bytes_at(level), &mut rng)];
+        rng.fill(&mut bytes[..]);
+        let _ = ct.read_bytes(level, &bytes);
+        let mut bytes = vec![0u8; len(SeededCiphertext::<Zeppelin4096>::bytes_at(level), &mut rng)];
+        rng.fill(&mut bytes[..]);
+        let _ = seeded.read_bytes(level, &bytes);
+        // Residues mostly in range (so decryption runs to the end), sometimes not.
+        let words: Vec<u32> = (0..len(level.max(1) * N, &mut rng))
+            .map(|k| {
+                let q = Zeppelin4096::DATA_PRIMES[(k / N).min(3)];
+                if rng.gen_ratio(1, 100_000) {
+                    rng.gen()
+                } else {
+                    rng.gen_range(0..q)
+                }
+            })
+            .collect();
+        match Bfv::<Zeppelin4096>::decrypt_rows(&sk, level, &words, &words, &mut out, &mut ws) {
+            Ok(()) => outcomes[0] += 1,
+            Err(_) => outcomes[1] += 1,
+        }
+        let _ = Bfv::<Zeppelin4096>::decrypt(&sk, &ct, &mut out, &mut ws);
+        let _ = Bfv::<Zeppelin4096>::decrypt_seeded(&sk, &seeded, &mut out, &mut ws);
+        let mut slots = Box::new([0u32; N]);
+        let _ = encoder::decode(&out, &mut slots);
+    }
+    // Both outcomes were reached: valid random data decrypts, malformed data is refused.
+    assert!(outcomes[0] > 0 && outcomes[1] > 0, "{outcomes:?}");
+}
