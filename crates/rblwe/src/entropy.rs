@@ -15,7 +15,7 @@ pub const REFILL_BYTES: usize = 32;
 /// [`TryCryptoRng`]: a device plugs in its hardware TRNG).
 ///
 /// * Cold start ([`EntropyPool::new`]): the pool starts empty; when it runs dry it is
-///   refilled synchronously in batches of [`REFILL_BYTES`], so every refill counts against
+///   refilled synchronously in batches of [`REFILL_BYTES`](crate::REFILL_BYTES), so every refill counts against
 ///   the operation that needed it.
 /// * Prefetched ([`EntropyPool::prefetch`]): the pool is filled to capacity ahead of time
 ///   (e.g. while the device is idle), taking the TRNG off the latency-critical path.

@@ -3,7 +3,7 @@
 //! With the `fault-sim` feature, tests select one [`Fault`] at a time and the hardened code
 //! paths apply it (zeroing an accumulator, forcing a mask, skipping a store, zeroing a key),
 //! like the paper's debugger-driven campaign. Without the feature (the default, and every
-//! firmware build) [`hit`] is a constant `false` and the hooks compile away.
+//! firmware build) the internal `hit` check is a constant `false` and the hooks compile away.
 
 /// The simulated fault points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -54,7 +54,7 @@ pub mod reference;
 
 pub use config::{Branchy, Config, ConstantTime, Countermeasures, Hardened};
 pub use cpa::{Ciphertext, PublicKey, PublicParameter, SecretKey};
-pub use entropy::{EntropyPool, KatEntropy};
+pub use entropy::{EntropyPool, KatEntropy, REFILL_BYTES};
 pub use error::Error;
 pub use params::{ByteArray, ParamSet, Set1, Set2, Set3, SetId};
 
