@@ -161,6 +161,8 @@ pub struct Engine {
     key_a: Vec<u32>,
     /// Same for `b`.
     key_b: Vec<u32>,
+    /// Per tower: what the digits' forward transforms need beyond the context.
+    forward: Vec<kernels::ForwardTable>,
     options: EngineOptions,
 }
 
@@ -192,10 +194,12 @@ impl Engine {
             group: options.group.max(1),
             block: options.block.clamp(1, n),
         };
+        let forward = (0..towers).map(|k| kernels::forward_table(&ctx, k)).collect();
         Ok(Self {
             ctx,
             key_a,
             key_b,
+            forward,
             options,
         })
     }
@@ -367,7 +371,7 @@ impl Engine {
                                 m,
                                 digit,
                             )?;
-                            Backend::forward(&self.ctx.table(k), digit)?;
+                            kernels::forward(&self.ctx, &self.forward[k], k, digit)?;
                         }
                     }
                 }

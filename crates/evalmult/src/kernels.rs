@@ -105,3 +105,33 @@ pub(crate) fn key_switch_block(
     }
     Ok(())
 }
+
+/// Per-tower precomputation for the forward transforms of the digits.
+#[cfg(target_arch = "x86_64")]
+pub(crate) type ForwardTable = zeppelin_ring::ShoupTable;
+/// Per-tower precomputation for the forward transforms of the digits (none needed here).
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) type ForwardTable = ();
+
+/// Builds the forward table of tower `k`.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn forward_table(ctx: &crate::RnsContext, k: usize) -> ForwardTable {
+    zeppelin_ring::ShoupTable::new(&ctx.table(k))
+}
+
+/// Builds the forward table of tower `k`.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn forward_table(_: &crate::RnsContext, _: usize) -> ForwardTable {}
+
+/// The forward NTT of tower `k` (OpenFHE's map), the fastest way this target has.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn forward(_: &crate::RnsContext, table: &ForwardTable, _: usize, a: &mut [u32]) -> Result<(), RingError> {
+    Backend::forward_shoup(table, a)
+}
+
+/// The forward NTT of tower `k` (OpenFHE's map), the fastest way this target has.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn forward(ctx: &crate::RnsContext, _: &ForwardTable, k: usize, a: &mut [u32]) -> Result<(), RingError> {
+    use zeppelin_ring::NttBackend;
+    Backend::forward(&ctx.table(k), a)
+}

@@ -147,6 +147,196 @@ impl X86 {
     }
 }
 
+/// The forward twiddles of an NTT table in normal form with their Shoup companions
+/// `floor(w·2^32 / q)`, for [`X86::forward_shoup`]: a Shoup product needs three
+/// multiplications where a Montgomery product needs six on 32-bit lanes.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug)]
+pub struct ShoupTable {
+    modulus: Modulus,
+    log_n: u32,
+    /// `w[k] = ψ^br(k) mod q` (index 0 unused).
+    twiddles: alloc::vec::Vec<u32>,
+    /// `floor(w[k]·2^32 / q)`.
+    shoup: alloc::vec::Vec<u32>,
+}
+
+#[cfg(feature = "alloc")]
+impl ShoupTable {
+    /// Builds the companions of `table`'s forward twiddles (one division each, once).
+    pub fn new(table: &NttView<'_>) -> Self {
+        let m = table.modulus;
+        let twiddles: alloc::vec::Vec<u32> =
+            table.forward.iter().map(|&w| m.from_mont(w)).collect();
+        let shoup = twiddles
+            .iter()
+            .map(|&w| ((u64::from(w) << 32) / u64::from(m.value())) as u32)
+            .collect();
+        Self {
+            modulus: m,
+            log_n: table.log_n,
+            twiddles,
+            shoup,
+        }
+    }
+
+    /// The ring degree.
+    pub fn degree(&self) -> usize {
+        1 << self.log_n
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl X86 {
+    /// The forward transform of [`NttBackend::forward`] (same evaluation map, same output)
+    /// with Shoup twiddle products: coefficients `< q` in natural order to evaluations `< q`.
+    pub fn forward_shoup(table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
+        check_same_len(table.degree(), a.len())?;
+        if a.len() >= 32 && avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
+            unsafe { forward_shoup_avx512(table, a) };
+            return Ok(());
+        }
+        let q = table.modulus.value();
+        let two_q = 2 * q;
+        let n = a.len();
+        let (mut half, mut groups) = (n, 1);
+        while groups < n {
+            half >>= 1;
+            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let (w, w_shoup) = (table.twiddles[groups + group], table.shoup[groups + group]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    let u = crate::ct::reduce_once(*x, two_q);
+                    let v = shoup_mul_lazy(*y, w, w_shoup, q);
+                    *x = u + v;
+                    *y = u + two_q - v;
+                }
+            }
+            groups <<= 1;
+        }
+        for x in a.iter_mut() {
+            *x = crate::ct::reduce_once(crate::ct::reduce_once(*x, two_q), q);
+        }
+        Ok(())
+    }
+}
+
+/// `y·w mod q` in `[0, 2q)` for any `y < 2^32`, `w < q`, `w_shoup = floor(w·2^32/q)`.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+fn shoup_mul_lazy(y: u32, w: u32, w_shoup: u32, q: u32) -> u32 {
+    let quotient = ((u64::from(y) * u64::from(w_shoup)) >> 32) as u32;
+    y.wrapping_mul(w).wrapping_sub(quotient.wrapping_mul(q))
+}
+
+/// Vector [`shoup_mul_lazy`]; `w_shoup_odd` is `w_shoup >> 32` per 64-bit lane.
+#[cfg(feature = "alloc")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn shoup_mul_lazy_v(
+    y: __m512i,
+    w: __m512i,
+    w_shoup: __m512i,
+    w_shoup_odd: __m512i,
+    q: __m512i,
+) -> __m512i {
+    let hi_even = _mm512_srli_epi64::<32>(_mm512_mul_epu32(y, w_shoup));
+    let hi_odd = _mm512_mul_epu32(_mm512_srli_epi64::<32>(y), w_shoup_odd);
+    let quotient = _mm512_mask_blend_epi32(0xAAAA, hi_even, hi_odd);
+    _mm512_sub_epi32(_mm512_mullo_epi32(y, w), _mm512_mullo_epi32(quotient, q))
+}
+
+/// Cooley–Tukey butterfly with a Shoup product: inputs `< 4q`, outputs `< 4q`.
+#[cfg(feature = "alloc")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn ct_butterfly_shoup(
+    x: __m512i,
+    y: __m512i,
+    w: __m512i,
+    w_shoup: __m512i,
+    w_shoup_odd: __m512i,
+    c: &Consts,
+) -> (__m512i, __m512i) {
+    let u = reduce_once_v(x, c.two_q);
+    let v = shoup_mul_lazy_v(y, w, w_shoup, w_shoup_odd, c.q);
+    (
+        _mm512_add_epi32(u, v),
+        _mm512_sub_epi32(_mm512_add_epi32(u, c.two_q), v),
+    )
+}
+
+/// # Safety
+/// AVX-512F must be available and `a.len() == table.degree() >= 32`.
+#[cfg(feature = "alloc")]
+#[target_feature(enable = "avx512f")]
+unsafe fn forward_shoup_avx512(table: &ShoupTable, a: &mut [u32]) {
+    let c = consts(&table.modulus);
+    let n = a.len();
+    let ptr = a.as_mut_ptr();
+    let (tw, sh) = (&table.twiddles, &table.shoup);
+    let mut half = n;
+    let mut groups = 1;
+    while groups < n {
+        half >>= 1;
+        if half >= 16 {
+            for group in 0..groups {
+                let w = _mm512_set1_epi32(tw[groups + group] as i32);
+                let ws = _mm512_set1_epi32(sh[groups + group] as i32);
+                let base = group * 2 * half;
+                for j in (0..half).step_by(16) {
+                    // SAFETY: base + half + j + 16 <= (group + 1)·2·half <= n.
+                    unsafe {
+                        let px = ptr.add(base + j);
+                        let py = ptr.add(base + half + j);
+                        let x = _mm512_loadu_si512(px.cast());
+                        let y = _mm512_loadu_si512(py.cast());
+                        let (x, y) = ct_butterfly_shoup(x, y, w, ws, ws, &c);
+                        _mm512_storeu_si512(px.cast(), x);
+                        _mm512_storeu_si512(py.cast(), y);
+                    }
+                }
+            }
+        } else {
+            let s = small_stage(half);
+            for chunk in (0..n).step_by(32) {
+                let first_group = groups + chunk / (2 * half);
+                // SAFETY: chunk + 32 <= n; the masked twiddle loads read entries
+                // first_group .. first_group + 16/half <= 2·groups <= n.
+                unsafe {
+                    let pa = ptr.add(chunk);
+                    let pb = ptr.add(chunk + 16);
+                    let va = _mm512_loadu_si512(pa.cast());
+                    let vb = _mm512_loadu_si512(pb.cast());
+                    let x = _mm512_permutex2var_epi32(va, s.to_x, vb);
+                    let y = _mm512_permutex2var_epi32(va, s.to_y, vb);
+                    let run = _mm512_maskz_loadu_epi32(
+                        s.twiddle_mask,
+                        tw.as_ptr().add(first_group).cast(),
+                    );
+                    let run_shoup = _mm512_maskz_loadu_epi32(
+                        s.twiddle_mask,
+                        sh.as_ptr().add(first_group).cast(),
+                    );
+                    let w = _mm512_permutexvar_epi32(s.twiddle, run);
+                    let ws = _mm512_permutexvar_epi32(s.twiddle, run_shoup);
+                    let (x, y) = ct_butterfly_shoup(x, y, w, ws, _mm512_srli_epi64::<32>(ws), &c);
+                    let mut va = _mm512_permutex2var_epi32(x, s.back_lo, y);
+                    let mut vb = _mm512_permutex2var_epi32(x, s.back_hi, y);
+                    if half == 1 {
+                        va = reduce_once_v(reduce_once_v(va, c.two_q), c.q);
+                        vb = reduce_once_v(reduce_once_v(vb, c.two_q), c.q);
+                    }
+                    _mm512_storeu_si512(pa.cast(), va);
+                    _mm512_storeu_si512(pb.cast(), vb);
+                }
+            }
+        }
+        groups <<= 1;
+    }
+}
+
 /// Products `< 2^60` accumulated before a reduction: 16 of them stay below 2^64.
 const MAX_LAZY_TERMS: usize = 16;
 
@@ -719,6 +909,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn shoup_forward_matches_portable() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+        for log_n in 1..=15 {
+            let n = 1usize << log_n;
+            for q in primes_for(n) {
+                let table = NttTable::new_vec(q, n).unwrap();
+                let view = table.view();
+                let shoup = ShoupTable::new(&view);
+                for _ in 0..3 {
+                    let input = random_below(&mut rng, q, n);
+                    let (mut ours, mut theirs) = (input.clone(), input);
+                    X86::forward_shoup(&shoup, &mut ours).unwrap();
+                    Portable::forward(&view, &mut theirs).unwrap();
+                    assert_eq!(ours, theirs, "n={n} q={q}");
+                }
+            }
+        }
+        let table = NttTable::new_vec(12_289, 64).unwrap();
+        assert!(X86::forward_shoup(&ShoupTable::new(&table.view()), &mut [0u32; 32]).is_err());
     }
 
     #[test]
