@@ -109,15 +109,16 @@ impl core::fmt::Display for RangeError {
 /// runs, or the fused last-two-layer kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// A layer with butterfly distance `half >= ROW`, run on 8-column strips.
+    /// A layer with butterfly distance `half = 2^log_half >= ROW`, run on 8-column strips.
     Strip {
-        /// Butterfly distance in coefficients.
-        half: usize,
+        /// `log2` of the butterfly distance in coefficients.
+        log_half: u8,
     },
-    /// A layer with `4 <= half < ROW`, inside one row, broadcast twiddle per group.
+    /// A layer with `4 <= half = 2^log_half < ROW`, inside one row, broadcast twiddle per
+    /// group.
     Row {
-        /// Butterfly distance in coefficients.
-        half: usize,
+        /// `log2` of the butterfly distance in coefficients.
+        log_half: u8,
     },
     /// The two layers `half = 2, 1` on de-interleaved registers (`vld4`), per-lane
     /// twiddles; forward: canonicalised to `[0, q)` before the store.
@@ -172,7 +173,7 @@ impl Schedule {
         // Forward: halves from n/2 down; the inverse runs the same layers upwards.
         let mut layer_halves = [0usize; MAX_STEPS];
         let mut k = 0;
-        let mut half = n / 2;
+        let mut half = n >> 1;
         while half >= 4 {
             layer_halves[k] = half;
             k += 1;
@@ -183,9 +184,13 @@ impl Schedule {
             while i < k {
                 let h = layer_halves[i];
                 steps[len] = if h >= row {
-                    Step::Strip { half: h }
+                    Step::Strip {
+                        log_half: h.trailing_zeros() as u8,
+                    }
                 } else {
-                    Step::Row { half: h }
+                    Step::Row {
+                        log_half: h.trailing_zeros() as u8,
+                    }
                 };
                 len += 1;
                 i += 1;
@@ -200,9 +205,13 @@ impl Schedule {
                 i -= 1;
                 let h = layer_halves[i];
                 steps[len] = if h >= row {
-                    Step::Strip { half: h }
+                    Step::Strip {
+                        log_half: h.trailing_zeros() as u8,
+                    }
                 } else {
-                    Step::Row { half: h }
+                    Step::Row {
+                        log_half: h.trailing_zeros() as u8,
+                    }
                 };
                 len += 1;
             }
@@ -893,130 +902,332 @@ unsafe fn pointwise4<const ACC: bool>(
     }
 }
 
-/// Runs a certified forward schedule. `a.len() == n == 2^log_n`, twiddles of length `n`.
+// ----- kernel passes ---------------------------------------------------------------------
+//
+// Each pass below is one `#[inline(never)]` function on raw pointers whose only control flow
+// is loops over public counts (groups, rows, blocks) computed by the dispatcher with shifts;
+// no bounds checks, no division, no data-dependent branch. They are the functions the binary
+// audit (firmware/m55/audit.sh) holds to its strict rules.
+
+/// Forward strip layer on one 8-column strip: `groups = n / (2·half)` groups, each with one
+/// twiddle (`tw` points at `forward[groups]`), rows `half / row` apart.
+///
+/// # Safety
+/// `a` is the strip's first coefficient inside an `n`-coefficient array, `tw` valid for
+/// `groups` reads, `groups·2·half <= n`, `half` a multiple of `row`.
+#[inline(never)]
+unsafe fn ct_strip_layer(
+    a: *mut u32,
+    tw: *const u32,
+    groups: usize,
+    half: usize,
+    row: usize,
+    c: &Consts,
+) {
+    let mut block = a;
+    let mut twp = tw;
+    let mut g = 0;
+    while g < groups {
+        // SAFETY: per the contract, every address stays inside the array and the table.
+        unsafe {
+            let w = twp.read();
+            let mut r = 0;
+            while r < half {
+                ct2(block.add(r), block.add(r + half), w, c);
+                r += row;
+            }
+            block = block.add(2 * half);
+            twp = twp.add(1);
+        }
+        g += 1;
+    }
+}
+
+/// Inverse strip layer (mirror of [`ct_strip_layer`]).
+///
+/// # Safety
+/// As [`ct_strip_layer`].
+#[inline(never)]
+unsafe fn gs_strip_layer(
+    a: *mut u32,
+    tw: *const u32,
+    groups: usize,
+    half: usize,
+    row: usize,
+    c: &Consts,
+) {
+    let mut block = a;
+    let mut twp = tw;
+    let mut g = 0;
+    while g < groups {
+        // SAFETY: as in ct_strip_layer.
+        unsafe {
+            let w = twp.read();
+            let mut r = 0;
+            while r < half {
+                gs2(block.add(r), block.add(r + half), w, c);
+                r += row;
+            }
+            block = block.add(2 * half);
+            twp = twp.add(1);
+        }
+        g += 1;
+    }
+}
+
+/// Forward layer with `8 <= half < row` inside one row: `groups` groups of `2·half`.
+///
+/// # Safety
+/// `a` valid for `groups·2·half` coefficients, `tw` for `groups` reads, `half % 8 == 0`.
+#[inline(never)]
+unsafe fn ct_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, c: &Consts) {
+    let mut block = a;
+    let mut twp = tw;
+    let mut g = 0;
+    while g < groups {
+        // SAFETY: per the contract.
+        unsafe {
+            let w = twp.read();
+            let mut j = 0;
+            while j < half {
+                ct2(block.add(j), block.add(j + half), w, c);
+                j += 8;
+            }
+            block = block.add(2 * half);
+            twp = twp.add(1);
+        }
+        g += 1;
+    }
+}
+
+/// Inverse layer with `8 <= half < row` inside one row.
+///
+/// # Safety
+/// As [`ct_row_layer`].
+#[inline(never)]
+unsafe fn gs_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, c: &Consts) {
+    let mut block = a;
+    let mut twp = tw;
+    let mut g = 0;
+    while g < groups {
+        // SAFETY: per the contract.
+        unsafe {
+            let w = twp.read();
+            let mut j = 0;
+            while j < half {
+                gs2(block.add(j), block.add(j + half), w, c);
+                j += 8;
+            }
+            block = block.add(2 * half);
+            twp = twp.add(1);
+        }
+        g += 1;
+    }
+}
+
+/// Forward layer `half = 4` inside one row: `groups` groups of 8.
+///
+/// # Safety
+/// `a` valid for `8·groups` coefficients, `tw` for `groups` reads.
+#[inline(never)]
+unsafe fn ct_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) {
+    let mut g = 0;
+    while g < groups {
+        // SAFETY: per the contract.
+        unsafe { ct1(a.add(8 * g), a.add(8 * g + 4), tw.add(g).read(), c) };
+        g += 1;
+    }
+}
+
+/// Inverse layer `half = 4` inside one row.
+///
+/// # Safety
+/// As [`ct_row_layer4`].
+#[inline(never)]
+unsafe fn gs_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) {
+    let mut g = 0;
+    while g < groups {
+        // SAFETY: per the contract.
+        unsafe { gs1(a.add(8 * g), a.add(8 * g + 4), tw.add(g).read(), c) };
+        g += 1;
+    }
+}
+
+/// The fused last two forward layers on `blocks` consecutive 16-coefficient blocks.
+///
+/// # Safety
+/// `a` valid for `16·blocks` coefficients; `tw2` for `4·blocks` reads, `tw1` for `8·blocks`.
+#[inline(never)]
+unsafe fn ct_quad_pass(a: *mut u32, tw2: *const u32, tw1: *const u32, blocks: usize, c: &Consts) {
+    let mut b = 0;
+    while b < blocks {
+        // SAFETY: per the contract.
+        unsafe { ct_quad(a.add(16 * b), tw2.add(4 * b), tw1.add(8 * b), c) };
+        b += 1;
+    }
+}
+
+/// The fused first two inverse layers on `blocks` consecutive 16-coefficient blocks.
+///
+/// # Safety
+/// As [`ct_quad_pass`].
+#[inline(never)]
+unsafe fn gs_quad_pass(a: *mut u32, tw2: *const u32, tw1: *const u32, blocks: usize, c: &Consts) {
+    let mut b = 0;
+    while b < blocks {
+        // SAFETY: per the contract.
+        unsafe { gs_quad(a.add(16 * b), tw2.add(4 * b), tw1.add(8 * b), c) };
+        b += 1;
+    }
+}
+
+/// Multiplies `8·chunks` coefficients by the Montgomery constant `w`, canonical output.
+///
+/// # Safety
+/// `a` valid for `8·chunks` coefficients.
+#[inline(never)]
+unsafe fn scale_pass(a: *mut u32, chunks: usize, w: u32, c: &Consts) {
+    let mut k = 0;
+    while k < chunks {
+        // SAFETY: per the contract.
+        unsafe { scale2(a.add(8 * k), w, c) };
+        k += 1;
+    }
+}
+
+/// Pointwise products on `4·chunks` coefficients.
+///
+/// # Safety
+/// `a`, `b`, `out` valid for `4·chunks` coefficients.
+#[inline(never)]
+unsafe fn pointwise_pass<const ACC: bool>(
+    a: *const u32,
+    b: *const u32,
+    out: *mut u32,
+    chunks: usize,
+    r2: u32,
+    r2q: u32,
+    c: &Consts,
+) {
+    let mut k = 0;
+    while k < chunks {
+        // SAFETY: per the contract.
+        unsafe { pointwise4::<ACC>(a.add(4 * k), b.add(4 * k), out.add(4 * k), r2, r2q, c) };
+        k += 1;
+    }
+}
+
+// ----- dispatch: public schedule and sizes, shifts only -----------------------------------
+
+/// Runs a certified forward schedule. Requires `a.len() == n == 2^log_n >= 16` and a twiddle
+/// table of length `n` (checked by [`Mve::forward`]).
 fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
     let c = Consts::new(&view.modulus);
+    let log_n = view.log_n;
     let n = a.len();
-    let row = n.min(ROW);
-    let tw = view.forward;
+    let log_row = if log_n < 6 { log_n } else { 6 };
+    let row = 1usize << log_row;
+    let tw = view.forward.as_ptr();
     let base = a.as_mut_ptr();
     // Strip pass: every strip layer on one 8-column strip before the next strip.
-    for strip in (0..row).step_by(STRIP) {
+    let mut strip = 0;
+    while strip < row {
         for step in s.steps() {
-            let Step::Strip { half } = *step else {
-                continue;
-            };
-            let groups = n / (2 * half);
-            for g in 0..groups {
-                let w = tw[groups + g];
-                let start = g * 2 * half + strip;
-                for r in (0..half).step_by(row) {
-                    // SAFETY: start + r + half + 8 <= n: g < groups, r < half, strip + 8 <= row,
-                    // and half is a multiple of row.
-                    unsafe { ct2(base.add(start + r), base.add(start + r + half), w, &c) };
-                }
+            if let Step::Strip { log_half } = *step {
+                let half = 1usize << log_half;
+                let groups = n >> (log_half + 1);
+                // SAFETY: strip + 8 <= row <= half, groups·2·half = n; the table has n entries.
+                unsafe { ct_strip_layer(base.add(strip), tw.add(groups), groups, half, row, &c) };
             }
         }
+        strip += STRIP;
     }
-    // Row pass: one kernel sequence per contiguous row of `row` coefficients.
-    for r0 in (0..n).step_by(row) {
+    // Row pass: one sequence of kernel calls per contiguous row.
+    let mut r0 = 0;
+    while r0 < n {
         for step in s.steps() {
-            match *step {
-                Step::Row { half } => {
-                    let groups = n / (2 * half);
-                    let first = r0 / (2 * half);
-                    for g in 0..row / (2 * half) {
-                        let w = tw[groups + first + g];
-                        let start = r0 + g * 2 * half;
+            // SAFETY (all arms): the row [r0, r0 + row) is inside `a`; twiddle indices are
+            // below n (groups + first + per_row <= 2·groups <= n/4 ... n).
+            unsafe {
+                match *step {
+                    Step::Row { log_half } => {
+                        let half = 1usize << log_half;
+                        let shift = log_half + 1;
+                        let (groups, first, per_row) = (n >> shift, r0 >> shift, row >> shift);
+                        let t = tw.add(groups + first);
                         if half >= 8 {
-                            for j in (0..half).step_by(8) {
-                                // SAFETY: start + j + half + 8 <= r0 + row <= n.
-                                unsafe {
-                                    ct2(base.add(start + j), base.add(start + j + half), w, &c)
-                                };
-                            }
+                            ct_row_layer(base.add(r0), t, per_row, half, &c);
                         } else {
-                            // SAFETY: half == 4: start + 8 <= r0 + row <= n.
-                            unsafe { ct1(base.add(start), base.add(start + 4), w, &c) };
+                            ct_row_layer4(base.add(r0), t, per_row, &c);
                         }
                     }
-                }
-                Step::Quad => {
-                    for b in (r0 / 16)..(r0 + row) / 16 {
-                        let tw2 = tw[n / 4 + 4 * b..n / 4 + 4 * b + 4].as_ptr();
-                        let tw1 = tw[n / 2 + 8 * b..n / 2 + 8 * b + 8].as_ptr();
-                        // SAFETY: 16 * b + 16 <= n; the twiddle slices are bounds-checked above.
-                        unsafe { ct_quad(base.add(16 * b), tw2, tw1, &c) };
+                    Step::Quad => {
+                        let b0 = r0 >> 4;
+                        let tw2 = tw.add((n >> 2) + 4 * b0);
+                        let tw1 = tw.add((n >> 1) + 8 * b0);
+                        ct_quad_pass(base.add(r0), tw2, tw1, row >> 4, &c);
                     }
+                    Step::Strip { .. } | Step::Scale => {}
                 }
-                Step::Strip { .. } | Step::Scale => {}
             }
         }
+        r0 += row;
     }
 }
 
 /// Runs a certified inverse schedule (the mirror image of [`run_forward`]).
 fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
     let c = Consts::new(&view.modulus);
+    let log_n = view.log_n;
     let n = a.len();
-    let row = n.min(ROW);
-    let tw = view.inverse;
+    let log_row = if log_n < 6 { log_n } else { 6 };
+    let row = 1usize << log_row;
+    let tw = view.inverse.as_ptr();
     let base = a.as_mut_ptr();
-    for r0 in (0..n).step_by(row) {
+    let mut r0 = 0;
+    while r0 < n {
         for step in s.steps() {
-            match *step {
-                Step::Quad => {
-                    for b in (r0 / 16)..(r0 + row) / 16 {
-                        let tw2 = tw[n / 4 + 4 * b..n / 4 + 4 * b + 4].as_ptr();
-                        let tw1 = tw[n / 2 + 8 * b..n / 2 + 8 * b + 8].as_ptr();
-                        // SAFETY: 16 * b + 16 <= n; the twiddle slices are bounds-checked above.
-                        unsafe { gs_quad(base.add(16 * b), tw2, tw1, &c) };
+            // SAFETY: as in run_forward.
+            unsafe {
+                match *step {
+                    Step::Quad => {
+                        let b0 = r0 >> 4;
+                        let tw2 = tw.add((n >> 2) + 4 * b0);
+                        let tw1 = tw.add((n >> 1) + 8 * b0);
+                        gs_quad_pass(base.add(r0), tw2, tw1, row >> 4, &c);
                     }
-                }
-                Step::Row { half } => {
-                    let groups = n / (2 * half);
-                    let first = r0 / (2 * half);
-                    for g in 0..row / (2 * half) {
-                        let w = tw[groups + first + g];
-                        let start = r0 + g * 2 * half;
+                    Step::Row { log_half } => {
+                        let half = 1usize << log_half;
+                        let shift = log_half + 1;
+                        let (groups, first, per_row) = (n >> shift, r0 >> shift, row >> shift);
+                        let t = tw.add(groups + first);
                         if half >= 8 {
-                            for j in (0..half).step_by(8) {
-                                // SAFETY: start + j + half + 8 <= r0 + row <= n.
-                                unsafe {
-                                    gs2(base.add(start + j), base.add(start + j + half), w, &c)
-                                };
-                            }
+                            gs_row_layer(base.add(r0), t, per_row, half, &c);
                         } else {
-                            // SAFETY: half == 4: start + 8 <= r0 + row <= n.
-                            unsafe { gs1(base.add(start), base.add(start + 4), w, &c) };
+                            gs_row_layer4(base.add(r0), t, per_row, &c);
                         }
                     }
+                    Step::Strip { .. } | Step::Scale => {}
                 }
-                Step::Strip { .. } | Step::Scale => {}
             }
         }
+        r0 += row;
     }
-    for strip in (0..row).step_by(STRIP) {
+    let mut strip = 0;
+    while strip < row {
         for step in s.steps() {
-            let Step::Strip { half } = *step else {
-                continue;
-            };
-            let groups = n / (2 * half);
-            for g in 0..groups {
-                let w = tw[groups + g];
-                let start = g * 2 * half + strip;
-                for r in (0..half).step_by(row) {
-                    // SAFETY: as in the forward strip pass.
-                    unsafe { gs2(base.add(start + r), base.add(start + r + half), w, &c) };
-                }
+            if let Step::Strip { log_half } = *step {
+                let half = 1usize << log_half;
+                let groups = n >> (log_half + 1);
+                // SAFETY: as in run_forward.
+                unsafe { gs_strip_layer(base.add(strip), tw.add(groups), groups, half, row, &c) };
             }
         }
+        strip += STRIP;
     }
     if s.steps().last() == Some(&Step::Scale) {
-        for k in (0..n).step_by(8) {
-            // SAFETY: k + 8 <= n (n is a multiple of 16).
-            unsafe { scale2(base.add(k), view.n_inv_mont, &c) };
-        }
+        // SAFETY: n is a multiple of 16.
+        unsafe { scale_pass(base, n >> 3, view.n_inv_mont, &c) };
     }
 }
 
@@ -1031,22 +1242,23 @@ impl NttBackend for Mve {
     fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
         table.check_len(a.len())?;
         match Schedule::forward(table.modulus.value(), table.log_n) {
-            Ok(s) => {
+            // The kernels read the table through raw pointers: it must have n entries.
+            Ok(s) if table.forward.len() == a.len() => {
                 run_forward(&s, table, a);
                 Ok(())
             }
-            Err(_) => Portable::forward(table, a),
+            _ => Portable::forward(table, a),
         }
     }
 
     fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
         table.check_len(a.len())?;
         match Schedule::inverse(table.modulus.value(), table.log_n) {
-            Ok(s) => {
+            Ok(s) if table.inverse.len() == a.len() => {
                 run_inverse(&s, table, a);
                 Ok(())
             }
-            Err(_) => Portable::inverse(table, a),
+            _ => Portable::inverse(table, a),
         }
     }
 
@@ -1098,18 +1310,17 @@ fn pointwise<const ACC: bool>(
     let r2 = modulus.to_mont(1);
     let r2 = modulus.mul(r2, r2);
     let r2q = c.quotient_factor(r2);
-    for k in (0..out.len()).step_by(4) {
-        // SAFETY: k + 4 <= len for all three slices (equal lengths, multiple of 4).
-        unsafe {
-            pointwise4::<ACC>(
-                a.as_ptr().add(k),
-                b.as_ptr().add(k),
-                out.as_mut_ptr().add(k),
-                r2,
-                r2q,
-                &c,
-            )
-        };
-    }
+    // SAFETY: the three slices have the same length, a multiple of 4.
+    unsafe {
+        pointwise_pass::<ACC>(
+            a.as_ptr(),
+            b.as_ptr(),
+            out.as_mut_ptr(),
+            out.len() >> 2,
+            r2,
+            r2q,
+            &c,
+        )
+    };
     Ok(())
 }

@@ -9,8 +9,8 @@ use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
 use zeppelin::params::Params;
 use zeppelin::{
-    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, PublicKey,
-    PublicSeed, SecretKey, SecretSeed, SeededCiphertext, Workspace, N,
+    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, PublicKey, PublicSeed,
+    SecretKey, SecretSeed, SeededCiphertext, Workspace, N,
 };
 
 /// Everything one preset's client works on, in one `static`.
@@ -88,7 +88,9 @@ fn op_seeded<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Resul
     Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.sct, &mut o.ws)
 }
 
-fn op_encode_seeded<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_encode_seeded<P: Params, A: Keystream, E: Keystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     op_encode::<P, A, E>(o)?;
     op_seeded::<P, A, E>(o)
 }
@@ -108,7 +110,9 @@ fn op_public<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Resul
     )
 }
 
-fn op_decrypt_decode<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_decrypt_decode<P: Params, A: Keystream, E: Keystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt(&o.sk, &o.ct, &mut o.plain, &mut o.ws)?;
     encoder::decode(&o.plain, &mut o.out)
 }
@@ -177,7 +181,7 @@ fn measure<P: Params>(
     let public_bytes = tape::recorded(0);
     let secret_bytes = tape::recorded(1);
     let _ = tape::take_fault();
-    let mut measure_one = |f: Op<P>, o: &mut Objects<P>| -> (u32, bool) {
+    let measure_one = |f: Op<P>, o: &mut Objects<P>| -> (u32, bool) {
         let mut r = Ok(());
         let n = median_instructions(|| r = r.and(f(o)));
         (n, r.is_ok() && digest(o) == reference)
@@ -233,20 +237,47 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
         measure(h, o, "keygen (secret key)", variants!(op_keygen, P)),
         measure(h, o, "keygen (public key)", variants!(op_pk_keygen, P)),
         measure(h, o, "seeded encrypt", variants!(op_seeded, P)),
-        measure(h, o, "encode + seeded encrypt", variants!(op_encode_seeded, P)),
-        measure(h, o, "classic symmetric encrypt", variants!(op_symmetric, P)),
+        measure(
+            h,
+            o,
+            "encode + seeded encrypt",
+            variants!(op_encode_seeded, P),
+        ),
+        measure(
+            h,
+            o,
+            "classic symmetric encrypt",
+            variants!(op_symmetric, P),
+        ),
         measure(h, o, "public-key encrypt", variants!(op_public, P)),
         measure(h, o, "decrypt + decode", variants!(op_decrypt_decode, P)),
-        measure(h, o, "decrypt seeded + decode", variants!(op_decrypt_seeded_decode, P)),
+        measure(
+            h,
+            o,
+            "decrypt seeded + decode",
+            variants!(op_decrypt_seeded_decode, P),
+        ),
     ];
     // Round trips (not a proof of the transform: the KATs and NTT vectors are).
     let r = op_decrypt_decode::<P, AesCtr128, AesCtr128>(o);
-    h.check("round trip: classic symmetric", r.is_ok() && o.out == expected, format_args!("{r:?}"));
+    h.check(
+        "round trip: classic symmetric",
+        r.is_ok() && o.out == expected,
+        format_args!("{r:?}"),
+    );
     let r = op_decrypt_seeded_decode::<P, AesCtr128, AesCtr128>(o);
-    h.check("round trip: seeded", r.is_ok() && o.out == expected, format_args!("{r:?}"));
+    h.check(
+        "round trip: seeded",
+        r.is_ok() && o.out == expected,
+        format_args!("{r:?}"),
+    );
     let r = Bfv::<P>::decrypt(&o.sk, &o.ct_pub, &mut o.plain, &mut o.ws)
         .and_then(|_| encoder::decode(&o.plain, &mut o.out));
-    h.check("round trip: public key", r.is_ok() && o.out == expected, format_args!("{r:?}"));
+    h.check(
+        "round trip: public key",
+        r.is_ok() && o.out == expected,
+        format_args!("{r:?}"),
+    );
     rows
 }
 

@@ -16,8 +16,8 @@ use core::mem::MaybeUninit;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use harness::Harness;
-use zeppelin_ring::mve::Mve;
 use zeppelin::{Seal4096, Zeppelin4096};
+use zeppelin_ring::mve::Mve;
 use zeppelin_ring::Portable;
 
 static mut BUFS: [[u32; ring_tests::N]; 4] = [[0; ring_tests::N]; 4];

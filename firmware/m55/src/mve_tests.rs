@@ -3,7 +3,7 @@
 //! ablation (portable vs MVE, same image, same tables) in instructions retired.
 
 use crate::harness::{first_mismatch, Harness, TestRng};
-use crate::meter::median_instructions;
+use crate::meter::{median_instructions, stack_bytes};
 use crate::ring_tests::{heapless_name, N, PRIMES, TABLES};
 use cortex_m_semihosting::hprintln;
 use zeppelin_ring::mve::{certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS};
@@ -182,6 +182,31 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
             pi,
             mi,
             pi as f32 / mi as f32
+        );
+    }
+    {
+        let v = TABLES[0].view();
+        let [a, ..] = buf;
+        let s = [
+            stack_bytes(|| {
+                let _ = Portable::forward(&v, a);
+            }),
+            stack_bytes(|| {
+                let _ = Mve::forward(&v, a);
+            }),
+            stack_bytes(|| {
+                let _ = Portable::inverse(&v, a);
+            }),
+            stack_bytes(|| {
+                let _ = Mve::inverse(&v, a);
+            }),
+        ];
+        hprintln!(
+            "TABLE | stack bytes | portable fwd {} | mve fwd {} | portable inv {} | mve inv {} |",
+            s[0],
+            s[1],
+            s[2],
+            s[3]
         );
     }
     let q = PRIMES[0];

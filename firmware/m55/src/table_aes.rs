@@ -69,7 +69,8 @@ static TE: [u32; 256] = {
     let mut x = 0;
     while x < 256 {
         let v = s[x];
-        t[x] = (gf_mul(v, 2) as u32) << 24 | (v as u32) << 16 | (v as u32) << 8 | gf_mul(v, 3) as u32;
+        t[x] =
+            (gf_mul(v, 2) as u32) << 24 | (v as u32) << 16 | (v as u32) << 8 | gf_mul(v, 3) as u32;
         x += 1;
     }
     t
@@ -197,9 +198,14 @@ pub fn self_test(h: &mut crate::harness::Harness) {
     }
     let ct = Aes128Table::new(&key).encrypt(&pt);
     let expect = [
-        0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a,
+        0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5,
+        0x5a,
     ];
-    h.check("table AES-128 = FIPS-197 C.1", ct == expect, format_args!("{ct:02x?}"));
+    h.check(
+        "table AES-128 = FIPS-197 C.1",
+        ct == expect,
+        format_args!("{ct:02x?}"),
+    );
 
     let mut rng = crate::harness::TestRng::new(0xae5);
     let mut ok = true;
@@ -224,5 +230,9 @@ pub fn self_test(h: &mut crate::harness::Harness) {
         b.fill(&mut y[cut2..]);
         ok &= x == y;
     }
-    h.check("table AES-CTR stream = RustCrypto AesCtr128 (64 seeds, split fills)", ok, format_args!("streams differ"));
+    h.check(
+        "table AES-CTR stream = RustCrypto AesCtr128 (64 seeds, split fills)",
+        ok,
+        format_args!("streams differ"),
+    );
 }
