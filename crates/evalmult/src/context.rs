@@ -260,7 +260,8 @@ pub fn openfhe_primes(
 }
 
 /// Largest `log2 Q` for 128-bit classical security with a ternary secret, from the
-/// HomomorphicEncryption.org standard (Table 1), by ring dimension; `None` below 1024.
+/// HomomorphicEncryption.org standard (Table 1), by ring dimension; `None` outside the
+/// table (below 1024 or above 32768).
 pub fn he_standard_max_log_q(ring_dim: usize) -> Option<u32> {
     match ring_dim {
         1024 => Some(27),
@@ -269,8 +270,7 @@ pub fn he_standard_max_log_q(ring_dim: usize) -> Option<u32> {
         8192 => Some(218),
         16384 => Some(438),
         32768 => Some(881),
-        65536 => Some(1761),
-        131072 => Some(3524),
+        // The standard's table stops at 32768.
         _ => None,
     }
 }

@@ -194,7 +194,9 @@ impl Engine {
             group: options.group.max(1),
             block: options.block.clamp(1, n),
         };
-        let forward = (0..towers).map(|k| kernels::forward_table(&ctx, k)).collect();
+        let forward = (0..towers)
+            .map(|k| kernels::forward_table(&ctx, k))
+            .collect();
         Ok(Self {
             ctx,
             key_a,

@@ -125,13 +125,23 @@ pub(crate) fn forward_table(_: &crate::RnsContext, _: usize) -> ForwardTable {}
 
 /// The forward NTT of tower `k` (OpenFHE's map), the fastest way this target has.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn forward(_: &crate::RnsContext, table: &ForwardTable, _: usize, a: &mut [u32]) -> Result<(), RingError> {
+pub(crate) fn forward(
+    _: &crate::RnsContext,
+    table: &ForwardTable,
+    _: usize,
+    a: &mut [u32],
+) -> Result<(), RingError> {
     Backend::forward_shoup(table, a)
 }
 
 /// The forward NTT of tower `k` (OpenFHE's map), the fastest way this target has.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn forward(ctx: &crate::RnsContext, _: &ForwardTable, k: usize, a: &mut [u32]) -> Result<(), RingError> {
+pub(crate) fn forward(
+    ctx: &crate::RnsContext,
+    _: &ForwardTable,
+    k: usize,
+    a: &mut [u32],
+) -> Result<(), RingError> {
     use zeppelin_ring::NttBackend;
     Backend::forward(&ctx.table(k), a)
 }

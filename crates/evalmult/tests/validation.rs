@@ -284,3 +284,31 @@ fn vector_directories_are_validated() {
         Err(EvalMultError::Manifest { .. })
     ));
 }
+
+#[test]
+fn security_flags_follow_the_he_standard() {
+    // The facts: N = 4096 with 12 x 30-bit towers is not 128-bit secure, N = 16384 is.
+    let fpga = RnsContext::new(
+        4096,
+        &zeppelin_evalmult::openfhe_primes(30, 4096, 257, 12).unwrap(),
+    )
+    .unwrap();
+    assert!(fpga.log_q() > 109.0 && !fpga.is_he_standard_128());
+    let big = RnsContext::new(
+        16384,
+        &zeppelin_evalmult::openfhe_primes(30, 16384, 257, 12).unwrap(),
+    )
+    .unwrap();
+    assert!(big.is_he_standard_128());
+    // SEAL's CoeffModulus::MaxBitCount for 128-bit security.
+    for (n, bits) in [
+        (1024, 27),
+        (2048, 54),
+        (4096, 109),
+        (8192, 218),
+        (16384, 438),
+        (32768, 881),
+    ] {
+        assert_eq!(zeppelin_evalmult::he_standard_max_log_q(n), Some(bits));
+    }
+}
