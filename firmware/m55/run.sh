@@ -22,7 +22,7 @@ need arm-none-eabi-size binutils-arm-none-eabi
 cargo_cmd=()
 if command -v rustup >/dev/null 2>&1 && rustup target list --installed 2>/dev/null | grep -qx thumbv8m.main-none-eabihf; then
   cargo_cmd=(cargo)
-  build_std=(--config 'unstable.build-std=[]')
+  build_std=()
 elif [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] && [ -d /usr/lib/rustlib/src/rust/library/core ]; then
   export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
   cargo_cmd=(/usr/bin/cargo)
@@ -44,8 +44,8 @@ elf="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/zeppelin-m55"
 
 "${cargo_cmd[@]}" build --release -j 2 "${build_std[@]}"
 
-echo "== static memory per section (arm-none-eabi-size -A; .bulk = test vectors and KAT files only) =="
-arm-none-eabi-size -A "$elf" | awk 'NR<=2 || ($1 ~ /^\.(vector_table|text|rodata|data|bss|uninit|bulk)$/)'
+echo "== static memory per section (arm-none-eabi-size -A; .twiddles = NTT tables in DTCM, .bulk = test vectors and KAT files only, .uninit = the test objects of both presets) =="
+arm-none-eabi-size -A "$elf" | awk 'NR<=2 || ($1 ~ /^\.(vector_table|text|rodata|twiddles|data|bss|uninit|bulk)$/)'
 
 status=0
 echo "== on target: qemu-system-arm -M mps3-an547 -icount shift=0 =="

@@ -906,8 +906,9 @@ unsafe fn pointwise4<const ACC: bool>(
 //
 // Each pass below is one `#[inline(never)]` function on raw pointers whose only control flow
 // is loops over public counts (groups, rows, blocks) computed by the dispatcher with shifts;
-// no bounds checks, no division, no data-dependent branch. They are the functions the binary
-// audit (firmware/m55/audit.sh) holds to its strict rules.
+// no bounds checks, no division, no data-dependent branch. Counts are at least 1 (loops are
+// do-while, so there is no zero-trip test either). They are the functions the binary audit
+// (firmware/m55/audit.sh) holds to its strict rules.
 
 /// Forward strip layer on one 8-column strip: `groups = n / (2·half)` groups, each with one
 /// twiddle (`tw` points at `forward[groups]`), rows `half / row` apart.
@@ -927,19 +928,25 @@ unsafe fn ct_strip_layer(
     let mut block = a;
     let mut twp = tw;
     let mut g = 0;
-    while g < groups {
+    loop {
         // SAFETY: per the contract, every address stays inside the array and the table.
         unsafe {
             let w = twp.read();
             let mut r = 0;
-            while r < half {
+            loop {
                 ct2(block.add(r), block.add(r + half), w, c);
                 r += row;
+                if r >= half {
+                    break;
+                }
             }
             block = block.add(2 * half);
             twp = twp.add(1);
         }
         g += 1;
+        if g >= groups {
+            break;
+        }
     }
 }
 
@@ -959,19 +966,25 @@ unsafe fn gs_strip_layer(
     let mut block = a;
     let mut twp = tw;
     let mut g = 0;
-    while g < groups {
+    loop {
         // SAFETY: as in ct_strip_layer.
         unsafe {
             let w = twp.read();
             let mut r = 0;
-            while r < half {
+            loop {
                 gs2(block.add(r), block.add(r + half), w, c);
                 r += row;
+                if r >= half {
+                    break;
+                }
             }
             block = block.add(2 * half);
             twp = twp.add(1);
         }
         g += 1;
+        if g >= groups {
+            break;
+        }
     }
 }
 
@@ -984,19 +997,25 @@ unsafe fn ct_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, 
     let mut block = a;
     let mut twp = tw;
     let mut g = 0;
-    while g < groups {
+    loop {
         // SAFETY: per the contract.
         unsafe {
             let w = twp.read();
             let mut j = 0;
-            while j < half {
+            loop {
                 ct2(block.add(j), block.add(j + half), w, c);
                 j += 8;
+                if j >= half {
+                    break;
+                }
             }
             block = block.add(2 * half);
             twp = twp.add(1);
         }
         g += 1;
+        if g >= groups {
+            break;
+        }
     }
 }
 
@@ -1009,19 +1028,25 @@ unsafe fn gs_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, 
     let mut block = a;
     let mut twp = tw;
     let mut g = 0;
-    while g < groups {
+    loop {
         // SAFETY: per the contract.
         unsafe {
             let w = twp.read();
             let mut j = 0;
-            while j < half {
+            loop {
                 gs2(block.add(j), block.add(j + half), w, c);
                 j += 8;
+                if j >= half {
+                    break;
+                }
             }
             block = block.add(2 * half);
             twp = twp.add(1);
         }
         g += 1;
+        if g >= groups {
+            break;
+        }
     }
 }
 
@@ -1032,10 +1057,13 @@ unsafe fn gs_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, 
 #[inline(never)]
 unsafe fn ct_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) {
     let mut g = 0;
-    while g < groups {
+    loop {
         // SAFETY: per the contract.
         unsafe { ct1(a.add(8 * g), a.add(8 * g + 4), tw.add(g).read(), c) };
         g += 1;
+        if g >= groups {
+            break;
+        }
     }
 }
 
@@ -1046,39 +1074,59 @@ unsafe fn ct_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) 
 #[inline(never)]
 unsafe fn gs_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) {
     let mut g = 0;
-    while g < groups {
+    loop {
         // SAFETY: per the contract.
         unsafe { gs1(a.add(8 * g), a.add(8 * g + 4), tw.add(g).read(), c) };
         g += 1;
+        if g >= groups {
+            break;
+        }
     }
 }
 
-/// The fused last two forward layers on `blocks` consecutive 16-coefficient blocks.
+/// The fused last two forward layers on one 64-coefficient row: four 16-coefficient blocks
+/// with a constant trip count (unrolled by the compiler: no branch at all).
 ///
 /// # Safety
-/// `a` valid for `16·blocks` coefficients; `tw2` for `4·blocks` reads, `tw1` for `8·blocks`.
+/// `a` valid for 64 coefficients; `tw2` for 16 reads, `tw1` for 32.
 #[inline(never)]
-unsafe fn ct_quad_pass(a: *mut u32, tw2: *const u32, tw1: *const u32, blocks: usize, c: &Consts) {
-    let mut b = 0;
-    while b < blocks {
+unsafe fn ct_quad_row64(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
+    for b in 0..4 {
         // SAFETY: per the contract.
         unsafe { ct_quad(a.add(16 * b), tw2.add(4 * b), tw1.add(8 * b), c) };
-        b += 1;
     }
 }
 
-/// The fused first two inverse layers on `blocks` consecutive 16-coefficient blocks.
+/// The fused last two forward layers on one 16-coefficient block (rows shorter than 64).
 ///
 /// # Safety
-/// As [`ct_quad_pass`].
+/// `a` valid for 16 coefficients; `tw2` for 4 reads, `tw1` for 8.
 #[inline(never)]
-unsafe fn gs_quad_pass(a: *mut u32, tw2: *const u32, tw1: *const u32, blocks: usize, c: &Consts) {
-    let mut b = 0;
-    while b < blocks {
+unsafe fn ct_quad_block(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
+    // SAFETY: per the contract.
+    unsafe { ct_quad(a, tw2, tw1, c) };
+}
+
+/// The fused first two inverse layers on one 64-coefficient row (no branch at all).
+///
+/// # Safety
+/// As [`ct_quad_row64`].
+#[inline(never)]
+unsafe fn gs_quad_row64(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
+    for b in 0..4 {
         // SAFETY: per the contract.
         unsafe { gs_quad(a.add(16 * b), tw2.add(4 * b), tw1.add(8 * b), c) };
-        b += 1;
     }
+}
+
+/// The fused first two inverse layers on one 16-coefficient block.
+///
+/// # Safety
+/// As [`ct_quad_block`].
+#[inline(never)]
+unsafe fn gs_quad_block(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
+    // SAFETY: per the contract.
+    unsafe { gs_quad(a, tw2, tw1, c) };
 }
 
 /// Multiplies `8·chunks` coefficients by the Montgomery constant `w`, canonical output.
@@ -1088,10 +1136,13 @@ unsafe fn gs_quad_pass(a: *mut u32, tw2: *const u32, tw1: *const u32, blocks: us
 #[inline(never)]
 unsafe fn scale_pass(a: *mut u32, chunks: usize, w: u32, c: &Consts) {
     let mut k = 0;
-    while k < chunks {
+    loop {
         // SAFETY: per the contract.
         unsafe { scale2(a.add(8 * k), w, c) };
         k += 1;
+        if k >= chunks {
+            break;
+        }
     }
 }
 
@@ -1110,10 +1161,13 @@ unsafe fn pointwise_pass<const ACC: bool>(
     c: &Consts,
 ) {
     let mut k = 0;
-    while k < chunks {
+    loop {
         // SAFETY: per the contract.
         unsafe { pointwise4::<ACC>(a.add(4 * k), b.add(4 * k), out.add(4 * k), r2, r2q, c) };
         k += 1;
+        if k >= chunks {
+            break;
+        }
     }
 }
 
@@ -1165,7 +1219,20 @@ fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
                         let b0 = r0 >> 4;
                         let tw2 = tw.add((n >> 2) + 4 * b0);
                         let tw1 = tw.add((n >> 1) + 8 * b0);
-                        ct_quad_pass(base.add(r0), tw2, tw1, row >> 4, &c);
+                        if row == ROW {
+                            ct_quad_row64(base.add(r0), tw2, tw1, &c);
+                        } else {
+                            let mut b = 0;
+                            while b < row >> 4 {
+                                ct_quad_block(
+                                    base.add(r0 + 16 * b),
+                                    tw2.add(4 * b),
+                                    tw1.add(8 * b),
+                                    &c,
+                                );
+                                b += 1;
+                            }
+                        }
                     }
                     Step::Strip { .. } | Step::Scale => {}
                 }
@@ -1194,7 +1261,20 @@ fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
                         let b0 = r0 >> 4;
                         let tw2 = tw.add((n >> 2) + 4 * b0);
                         let tw1 = tw.add((n >> 1) + 8 * b0);
-                        gs_quad_pass(base.add(r0), tw2, tw1, row >> 4, &c);
+                        if row == ROW {
+                            gs_quad_row64(base.add(r0), tw2, tw1, &c);
+                        } else {
+                            let mut b = 0;
+                            while b < row >> 4 {
+                                gs_quad_block(
+                                    base.add(r0 + 16 * b),
+                                    tw2.add(4 * b),
+                                    tw1.add(8 * b),
+                                    &c,
+                                );
+                                b += 1;
+                            }
+                        }
                     }
                     Step::Row { log_half } => {
                         let half = 1usize << log_half;
@@ -1297,6 +1377,9 @@ fn pointwise<const ACC: bool>(
             expected: out.len(),
             found,
         });
+    }
+    if out.is_empty() {
+        return Ok(());
     }
     if out.len() % 4 != 0 || certify_pointwise(modulus.value()).is_err() {
         return if ACC {

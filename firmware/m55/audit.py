@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Binary constant-time audit of the linked Cortex-M55 firmware (see audit.sh for usage).
+
+Disassembles the ELF with arm-none-eabi-objdump (armv8.1-m.main, so MVE is decoded) and
+checks every function on the SECRET PATH below. A listed function must exist in the ELF
+(a function that vanished by inlining is a failure, not a pass) and must satisfy:
+
+  R1  No division: no `sdiv`/`udiv`, and no call to a software division routine
+      (`__aeabi_*div*`, `__udivsi3`, `__divsi3`, `__udivmod*`, ...).
+  R2  No conditional control flow except loop control. Every conditional branch
+      (`b<cond>`, `cbz`, `cbnz`, `wls`/`wlstp`, and any pc-writing instruction inside an
+      IT block) must be one of:
+        back-edge   a backward branch (target <= its own address), i.e. a loop back-edge;
+        loop exit   a forward branch to the instruction right after an unconditional
+                    backward branch `b L` with L <= the exiting branch (it leaves a loop
+                    whose back-edge is that `b`);
+        loop guard  a forward branch to the instruction right after a backward conditional
+                    branch (or `le`) whose target lies after the guard (it skips a whole
+                    loop: a zero-trip test);
+        bounds check a forward branch to a block that calls a panic routine before any
+                    other branch (Rust's slice/overflow checks: they test public indices
+                    against public lengths, and end the program if they fail).
+      Anything else fails, including conditional returns.
+  R3  No secret-indexed load. The disassembly does not show data flow, so the audit
+      rejects every load whose address uses a register offset (`ldr* Rt, [Rn, Rm...]`),
+      every table branch (`tbb`/`tbh`) and every MVE gather (`vldr* Qd, [Rn, Qm]`) in a
+      listed function, unless the list entry names a reviewed reason why its indices are
+      public (e.g. a twiddle index from a loop counter); such loads are then counted and
+      printed, and their number is pinned: a change fails until re-reviewed.
+
+What the rules do NOT prove (stated so nobody reads more into a green run): that a loop's
+trip count is public (R2 accepts loop control; publicness of the counters is argued in the
+source: lengths are compile-time constants or public sizes), that an address computed by
+separate arithmetic (`add` then an immediate-offset load) is public (R3 sees addressing
+modes only), and anything about callees that are not themselves listed. Functions that the
+compiler inlined into larger ones (the bfv samplers, for instance) are audited only as part
+of a listed function that contains them.
+"""
+import re
+import subprocess
+import sys
+
+# --- the secret path -----------------------------------------------------------------------
+# (symbol, reason or None). A reason exempts R3's register-offset loads (pinned count).
+SECRET_PATH = [
+    # Helium NTT kernels and pointwise products (zeppelin-ring, mve.rs): the butterflies
+    # are straight-line asm; loops over public counts only.
+    ("zeppelin_ring::mve::ct_strip_layer", None),
+    ("zeppelin_ring::mve::gs_strip_layer", None),
+    ("zeppelin_ring::mve::ct_row_layer", None),
+    ("zeppelin_ring::mve::gs_row_layer", None),
+    ("zeppelin_ring::mve::ct_row_layer4", None),
+    ("zeppelin_ring::mve::gs_row_layer4", None),
+    ("zeppelin_ring::mve::ct_quad_row64", None),
+    ("zeppelin_ring::mve::gs_quad_row64", None),
+    ("zeppelin_ring::mve::scale_pass", None),
+    ("zeppelin_ring::mve::pointwise_pass::<false>", None),
+    ("zeppelin_ring::mve::pointwise_pass::<true>", None),
+    # The secret stream's block cipher (RustCrypto aes, fixsliced, constant-time).
+    ("aes::soft::fixslice::aes128_encrypt", None),
+    ("aes::soft::fixslice::sub_bytes", None),
+    # BFV secret arithmetic (zeppelin crate): products with the secret key, the
+    # noise/message assembly of c0, BEHZ decryption, wiping.
+    ("zeppelin::ops::mul_assign", None),
+    ("zeppelin::ops::finish_c0", None),
+    ("zeppelin::ops::behz_accumulate", None),
+    ("zeppelin::ops::behz_finish", None),
+    ("<zeppelin::ops::Workspace>::clear", None),
+]
+# Reviewed and deliberately not listed (glue whose only branches test public values, and
+# whose secret-handling leaves are listed above):
+#  - <zeppelin::prng::AesCtr128 as Keystream>::fill: buffer position/length arithmetic of the
+#    `ctr` crate (public: how many bytes were asked for); the cipher core is listed.
+#  - Bfv::accumulate_prime, Mve::forward/inverse (dispatch): branch on `Result`s of length
+#    checks and on the certified schedule (public); their kernels are listed.
+#  - ct_quad_block/gs_quad_block: only reached for n < 64 (not in the presets).
+
+# Negative controls: functions that MUST fail, each for the rule named, so that a broken
+# parser or a too-lenient rule cannot produce a green audit. They are not on the secret path
+# (the table AES and the rejection sampler only ever see the public stream, by type).
+NEGATIVE_CONTROLS = [
+    ("<zeppelin_m55::table_aes::Aes128Table>::encrypt", "R3"),
+    ("zeppelin::sampler::sample_uniform::<zeppelin::prng::AesCtr128>", "R2"),
+    ("__aeabi_uldivmod", "R1"),
+]
+
+DIV_CALL = re.compile(r"__aeabi_[iu]?l?div|__aeabi_[iu]divmod|__u?divsi3|__u?modsi3|__udivmod|__divmod")
+PANIC_CALL = re.compile(r"panic|_fail\b|slice_index|unwrap_failed|expect_failed|core::option::|core::result::unwrap")
+COND = r"(eq|ne|cs|cc|hs|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)"
+COND_BRANCH = re.compile(r"^b" + COND + r"(\.[nw])?$")
+UNCOND_BRANCH = re.compile(r"^b(\.[nw])?$")
+REG = r"(r\d+|ip|lr|sl|fp|sb|sp)"
+REG_OFFSET_LOAD = re.compile(r"^ldr(b|h|sb|sh|d|ex|exb|exh)?(\.[nw])?$")
+REG_OFFSET_OPERAND = re.compile(r"\[" + REG + r", -?" + REG + r"(, (lsl|lsr|asr|ror) #\d+)?\]")
+GATHER = re.compile(r"^vldr[bhwd]\.")
+GATHER_OPERAND = re.compile(r"\[" + REG + r", q\d+")
+
+
+def disassemble(elf):
+    out = subprocess.run(
+        ["arm-none-eabi-objdump", "-d", "-C", "-m", "armv8.1-m.main", "--no-show-raw-insn", elf],
+        check=True, capture_output=True, text=True).stdout
+    funcs = {}
+    name = None
+    for line in out.splitlines():
+        m = re.match(r"^([0-9a-f]+) <(.*)>:$", line)
+        if m:
+            name = m.group(2)
+            funcs.setdefault(name, [])
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\t(\S+)\s*(.*)$", line)
+        if m and name is not None:
+            addr = int(m.group(1), 16)
+            mnem, ops = m.group(2), m.group(3)
+            funcs[name].append((addr, mnem, ops))
+    return funcs
+
+
+def branch_target(ops):
+    m = re.match(r"^(?:\w+, )?([0-9a-f]+)\b", ops)
+    return int(m.group(1), 16) if m else None
+
+
+def audit_function(name, insns, reason):
+    problems, notes = [], []
+    index = {a: i for i, (a, _, _) in enumerate(insns)}
+    it_left = 0
+    reg_loads = 0
+    # Registers holding an immediate (mov/movw/movs #imm) since their last definition: a
+    # register-offset load through one of them has a constant offset (a large struct field).
+    constant_regs = set()
+    for i, (addr, mnem, ops) in enumerate(insns):
+        base = mnem.split(".")[0]
+        # R1: division
+        if base in ("sdiv", "udiv"):
+            problems.append(f"R1 division at {addr:x}: {mnem} {ops}")
+        if base in ("bl", "blx") and DIV_CALL.search(ops):
+            problems.append(f"R1 software division call at {addr:x}: {mnem} {ops}")
+        # R3: indexed loads
+        m_off = REG_OFFSET_OPERAND.search(ops)
+        constant_offset = m_off is not None and m_off.group(2) in constant_regs
+        if (REG_OFFSET_LOAD.match(mnem) and m_off and not constant_offset) or base in ("tbb", "tbh") \
+                or (GATHER.match(mnem) and GATHER_OPERAND.search(ops)):
+            reg_loads += 1
+            if reason is None:
+                problems.append(f"R3 register-indexed load at {addr:x}: {mnem} {ops}")
+        # track immediates (after the R3 check, which uses the state before this instruction)
+        dest = ops.split(",")[0].strip()
+        if base in ("mov", "movs", "movw") and re.search(r", #-?\d+", ops):
+            constant_regs.add(dest)
+        elif re.match(r"^" + REG + r"$", dest) and not mnem.startswith(("str", "cmp", "cmn", "tst", "teq", "b", "v")):
+            constant_regs.discard(dest)
+        # R2: conditional control flow
+        if it_left > 0:
+            it_left -= 1
+            writes_pc = ("pc" in ops.split(",")[0] and not mnem.startswith(("cmp", "tst", "str"))) \
+                or (mnem.startswith("pop") and "pc" in ops) or mnem.startswith(("bx", "b"))
+            if writes_pc:
+                problems.append(f"R2 conditional pc write in IT block at {addr:x}: {mnem} {ops}")
+        if re.match(r"^it[te]*$", mnem):
+            it_left = len(mnem) - 1
+            continue
+        conditional = COND_BRANCH.match(mnem) or base in ("cbz", "cbnz", "wls", "wlstp")
+        if not conditional:
+            continue
+        target = branch_target(ops.split(", ")[-1] if base in ("cbz", "cbnz", "wls", "wlstp") else ops)
+        if target is None:
+            problems.append(f"R2 unresolved conditional branch at {addr:x}: {mnem} {ops}")
+            continue
+        if target <= addr:
+            continue  # back-edge
+        j = index.get(target)
+        if j is not None and j > 0:
+            _, pmnem, pops = insns[j - 1]
+            ptarget = branch_target(pops.split(", ")[-1]) if pmnem.split(".")[0] in ("b", "le", "letp") or COND_BRANCH.match(pmnem) else None
+            if UNCOND_BRANCH.match(pmnem) and ptarget is not None and ptarget <= addr:
+                continue  # loop exit
+            if (COND_BRANCH.match(pmnem) or pmnem.split(".")[0] in ("le", "letp")) and ptarget is not None \
+                    and addr < ptarget <= insns[j - 1][0]:
+                continue  # loop guard
+        # bounds check: the target block reaches a panic call before any other branch
+        if j is not None:
+            ok = False
+            for (_, m2, o2) in insns[j:j + 12]:
+                b2 = m2.split(".")[0]
+                if b2 in ("bl", "blx", "b") and PANIC_CALL.search(o2):
+                    ok = True
+                    break
+                if b2 in ("bl", "blx", "bx", "pop", "b") or COND_BRANCH.match(m2) or b2 in ("cbz", "cbnz"):
+                    break
+            if ok:
+                continue
+        problems.append(f"R2 data-dependent or unclassified conditional branch at {addr:x}: {mnem} {ops}")
+    if reason is not None:
+        notes.append(f"{reg_loads} register-indexed load(s), reviewed as public: {reason}")
+    return problems, notes, reg_loads
+
+
+# Pinned counts of reviewed register-indexed loads (R3 exemptions); a change must be re-reviewed.
+PINNED_LOADS = {}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: audit.py FIRMWARE.elf", file=sys.stderr)
+        return 2
+    funcs = disassemble(sys.argv[1])
+    failed = 0
+    for name, reason in SECRET_PATH:
+        insns = funcs.get(name)
+        if not insns:
+            print(f"AUDIT FAIL {name}: not found in the ELF (inlined or renamed): update the list")
+            failed += 1
+            continue
+        problems, notes, loads = audit_function(name, insns, reason)
+        pinned = PINNED_LOADS.get(name)
+        if reason is not None and pinned is not None and loads != pinned:
+            problems.append(f"R3 reviewed register-indexed loads changed: {loads}, pinned {pinned}")
+        if problems:
+            failed += 1
+            print(f"AUDIT FAIL {name} ({len(insns)} instructions)")
+            for p in problems:
+                print(f"    {p}")
+        else:
+            print(f"AUDIT PASS {name} ({len(insns)} instructions)" + "".join(f"; {n}" for n in notes))
+    for name, rule in NEGATIVE_CONTROLS:
+        insns = funcs.get(name)
+        problems = audit_function(name, insns, None)[0] if insns else []
+        if any(p.startswith(rule) for p in problems):
+            print(f"AUDIT CONTROL {name}: flagged by {rule} as it must be ({len(problems)} finding(s))")
+        else:
+            failed += 1
+            print(f"AUDIT FAIL control {name}: expected a {rule} finding, got none (audit broken?)")
+    total = len(SECRET_PATH) + len(NEGATIVE_CONTROLS)
+    print(f"AUDIT RESULT {total - failed} of {total} checks passed ({len(SECRET_PATH)} secret-path functions, {len(NEGATIVE_CONTROLS)} negative controls)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
