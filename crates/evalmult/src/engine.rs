@@ -323,8 +323,6 @@ impl Engine {
         let Scratch {
             coefficients,
             digits,
-            tensor0,
-            tensor1,
         } = scratch;
         match source {
             DigitSource::Decompose => {
@@ -349,8 +347,6 @@ impl Engine {
             }
         }
         digits.resize(members.len() * span, 0);
-        tensor0.resize(block, 0);
-        tensor1.resize(block, 0);
         for k in 0..towers {
             let m = &self.ctx.moduli()[k];
             for (g, (x, y)) in members.iter().enumerate() {
@@ -383,23 +379,19 @@ impl Engine {
             let tower = k * n;
             for start in (0..n).step_by(block) {
                 let width = block.min(n - start);
-                let (t0, t1) = (&mut tensor0[..width], &mut tensor1[..width]);
                 let range = tower + start..tower + start + width;
                 for (g, (x, y)) in members.iter().enumerate() {
                     let tower_digits = &digits[g * span..(g + 1) * span];
-                    Backend::pointwise_mul(m, &x.c0[range.clone()], &y.c0[range.clone()], t0)?;
-                    Backend::pointwise_mul(m, &x.c0[range.clone()], &y.c1[range.clone()], t1)?;
-                    Backend::pointwise_mul_add(m, &x.c1[range.clone()], &y.c0[range.clone()], t1)?;
                     let at = g * len + range.start..g * len + range.end;
-                    kernels::key_switch_block(
+                    kernels::tensor_key_switch_block(
                         m,
                         towers,
                         row,
                         &tower_digits[start..],
                         &key_a[start..],
                         &key_b[start..],
-                        t1,
-                        t0,
+                        [&x.c0[range.clone()], &x.c1[range.clone()]],
+                        [&y.c0[range.clone()], &y.c1[range.clone()]],
                         &mut out1[at.clone()],
                         &mut out0[at],
                     )?;
@@ -452,8 +444,6 @@ enum DigitSource<'a> {
 struct Scratch {
     coefficients: Vec<u32>,
     digits: Vec<u32>,
-    tensor0: Vec<u32>,
-    tensor1: Vec<u32>,
 }
 
 thread_local! {

@@ -145,3 +145,54 @@ pub(crate) fn forward(
     use zeppelin_ring::NttBackend;
     Backend::forward(&ctx.table(k), a)
 }
+
+/// `relin_c0` (`out_b`) and `relin_c1` (`out_a`) of one block: tensor plus key switch.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tensor_key_switch_block(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    digits: &[u32],
+    key_a: &[u32],
+    key_b: &[u32],
+    x: [&[u32]; 2],
+    y: [&[u32]; 2],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> Result<(), RingError> {
+    Backend::tensor_key_switch_block(m, count, stride, digits, key_a, key_b, x, y, out_a, out_b)
+}
+
+/// `relin_c0` (`out_b`) and `relin_c1` (`out_a`) of one block: tensor plus key switch.
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tensor_key_switch_block(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    digits: &[u32],
+    key_a: &[u32],
+    key_b: &[u32],
+    x: [&[u32]; 2],
+    y: [&[u32]; 2],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> Result<(), RingError> {
+    let len = out_a.len();
+    for part in [x[0], x[1], y[0], y[1]] {
+        if part.len() != len {
+            return Err(RingError::LengthMismatch {
+                expected: len,
+                found: part.len(),
+            });
+        }
+    }
+    let add_b: Vec<u32> = (0..len).map(|j| m.mul(x[0][j], y[0][j])).collect();
+    let add_a: Vec<u32> = (0..len)
+        .map(|j| m.add(m.mul(x[0][j], y[1][j]), m.mul(x[1][j], y[0][j])))
+        .collect();
+    key_switch_block(
+        m, count, stride, digits, key_a, key_b, &add_a, &add_b, out_a, out_b,
+    )
+}

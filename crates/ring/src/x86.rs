@@ -121,8 +121,16 @@ impl X86 {
             // SAFETY: AVX-512F is available and every index below `(count−1)·stride + len`
             // is in bounds of the three inputs (checked above).
             unsafe {
-                key_switch_block_avx512(
-                    modulus, count, stride, digits, key_a, key_b, add_a, add_b, out_a, out_b,
+                key_switch_block_avx512::<false>(
+                    modulus,
+                    count,
+                    stride,
+                    digits,
+                    key_a,
+                    key_b,
+                    [add_a, add_b, add_a, add_b],
+                    out_a,
+                    out_b,
                 )
             }
         } else {
@@ -334,6 +342,87 @@ unsafe fn forward_shoup_avx512(table: &ShoupTable, a: &mut [u32]) {
             }
         }
         groups <<= 1;
+    }
+}
+
+impl X86 {
+    /// The tensor and the key switch of one coefficient block in one pass:
+    ///
+    /// ```text
+    /// out_b[j] = x0·y0         + Σ_i digits[i·stride + j] · key_b[i·stride + j] · 2^-32  mod q
+    /// out_a[j] = x0·y1 + x1·y0 + Σ_i digits[i·stride + j] · key_a[i·stride + j] · 2^-32  mod q
+    /// ```
+    ///
+    /// (`x`, `y` at index `j`), i.e. `relin_c0` and `relin_c1` of BV relinearization. Keys in
+    /// Montgomery form as in [`X86::key_switch_block`]; all inputs `< q`. The tensor products
+    /// join the same unreduced 64-bit sums, so each output is reduced once.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tensor_key_switch_block(
+        modulus: &Modulus,
+        count: usize,
+        stride: usize,
+        digits: &[u32],
+        key_a: &[u32],
+        key_b: &[u32],
+        x: [&[u32]; 2],
+        y: [&[u32]; 2],
+        out_a: &mut [u32],
+        out_b: &mut [u32],
+    ) -> Result<(), RingError> {
+        let len = out_a.len();
+        check_same_len(len, out_b.len())?;
+        for part in [x[0], x[1], y[0], y[1]] {
+            check_same_len(len, part.len())?;
+        }
+        if count > 0 {
+            let needed = (count - 1) * stride + len;
+            if stride < len {
+                return Err(RingError::LengthMismatch {
+                    expected: len,
+                    found: stride,
+                });
+            }
+            for found in [digits.len(), key_a.len(), key_b.len()] {
+                if found < needed {
+                    return Err(RingError::LengthMismatch {
+                        expected: needed,
+                        found,
+                    });
+                }
+            }
+        }
+        let done = if avx512f_cpuid::get() {
+            // SAFETY: AVX-512F is available; lengths checked above.
+            unsafe {
+                key_switch_block_avx512::<true>(
+                    modulus,
+                    count,
+                    stride,
+                    digits,
+                    key_a,
+                    key_b,
+                    [x[0], x[1], y[0], y[1]],
+                    out_a,
+                    out_b,
+                )
+            }
+        } else {
+            0
+        };
+        let m = modulus;
+        for j in done..len {
+            let (x0, x1, y0, y1) = (x[0][j], x[1][j], y[0][j], y[1][j]);
+            let mut acc_b = m.mul(x0, y0);
+            let mut acc_a = m.add(m.mul(x0, y1), m.mul(x1, y0));
+            for i in 0..count {
+                let d = digits[i * stride + j];
+                acc_a = m.add(acc_a, m.mont_mul(d, key_a[i * stride + j]));
+                acc_b = m.add(acc_b, m.mont_mul(d, key_b[i * stride + j]));
+            }
+            out_a[j] = acc_a;
+            out_b[j] = acc_b;
+        }
+        Ok(())
     }
 }
 
@@ -788,32 +877,69 @@ fn reduce_sum_v(s: __m512i, c: &Consts, q64: __m512i, mu: __m512i) -> __m512i {
 /// and `digits`, `key_a`, `key_b` hold at least `(count−1)·stride + len` elements.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f")]
-unsafe fn key_switch_block_avx512(
+unsafe fn key_switch_block_avx512<const TENSOR: bool>(
     m: &Modulus,
     count: usize,
     stride: usize,
     digits: &[u32],
     key_a: &[u32],
     key_b: &[u32],
-    add_a: &[u32],
-    add_b: &[u32],
+    inputs: [&[u32]; 4],
     out_a: &mut [u32],
     out_b: &mut [u32],
 ) -> usize {
+    // Without TENSOR: inputs = [add_a, add_b, -, -]. With TENSOR: inputs = [x0, x1, y0, y1].
+    let [add_a, add_b, y0s, y1s] = inputs;
+    let (x0s, x1s) = (add_a, add_b);
     let c = consts(m);
+    let r2v = _mm512_set1_epi32(r2(m) as i32);
+    let zero = _mm512_setzero_si512();
     let mu = _mm512_set1_epi64(((1u64 << 32) / u64::from(m.value())) as i64);
     let q64 = _mm512_set1_epi64(i64::from(m.value()));
     let len = out_a.len() & !15;
     for j in (0..len).step_by(16) {
         // SAFETY: j + 16 <= len, and i·stride + j + 16 <= (count−1)·stride + len.
         unsafe {
-            let mut acc_a = _mm512_loadu_si512(add_a.as_ptr().add(j).cast());
-            let mut acc_b = _mm512_loadu_si512(add_b.as_ptr().add(j).cast());
+            let (mut acc_a, mut acc_b) = if TENSOR {
+                (zero, zero)
+            } else {
+                (
+                    _mm512_loadu_si512(add_a.as_ptr().add(j).cast()),
+                    _mm512_loadu_si512(add_b.as_ptr().add(j).cast()),
+                )
+            };
             let mut first = 0;
-            while first < count {
-                let last = count.min(first + MAX_LAZY_TERMS);
-                let zero = _mm512_setzero_si512();
+            let mut tensor_pending = TENSOR;
+            while first < count || tensor_pending {
+                // The tensor adds up to two products to a sum: fewer digits in that chunk.
+                let cap = if tensor_pending {
+                    MAX_LAZY_TERMS - 2
+                } else {
+                    MAX_LAZY_TERMS
+                };
+                let last = count.min(first + cap);
                 let (mut a_even, mut a_odd, mut b_even, mut b_odd) = (zero, zero, zero, zero);
+                if tensor_pending {
+                    tensor_pending = false;
+                    let x0 = _mm512_loadu_si512(x0s.as_ptr().add(j).cast());
+                    let x1 = _mm512_loadu_si512(x1s.as_ptr().add(j).cast());
+                    // y in Montgomery form (y·2^32 mod q), like the keys.
+                    let y0 = _mm512_loadu_si512(y0s.as_ptr().add(j).cast());
+                    let y1 = _mm512_loadu_si512(y1s.as_ptr().add(j).cast());
+                    let y0 = reduce_once_v(mont_mul_lazy_v(y0, r2v, &c), c.q);
+                    let y1 = reduce_once_v(mont_mul_lazy_v(y1, r2v, &c), c.q);
+                    let (x0_odd, x1_odd) =
+                        (_mm512_srli_epi64::<32>(x0), _mm512_srli_epi64::<32>(x1));
+                    let (y0_odd, y1_odd) =
+                        (_mm512_srli_epi64::<32>(y0), _mm512_srli_epi64::<32>(y1));
+                    b_even = _mm512_mul_epu32(x0, y0);
+                    b_odd = _mm512_mul_epu32(x0_odd, y0_odd);
+                    a_even = _mm512_add_epi64(_mm512_mul_epu32(x0, y1), _mm512_mul_epu32(x1, y0));
+                    a_odd = _mm512_add_epi64(
+                        _mm512_mul_epu32(x0_odd, y1_odd),
+                        _mm512_mul_epu32(x1_odd, y0_odd),
+                    );
+                }
                 for i in first..last {
                     let at = i * stride + j;
                     let d = _mm512_loadu_si512(digits.as_ptr().add(at).cast());
@@ -1053,6 +1179,67 @@ mod tests {
                         assert_eq!(
                             out_b[j],
                             expect(&key_b, &add_b),
+                            "b q={q} count={count} len={len} j={j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tensor_key_switch_matches_big_integers() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+        for q in [1_073_741_789u32, 1_061_093_377, 65_537, 12_289] {
+            let m = Modulus::new(q).unwrap();
+            for count in [0usize, 1, 12, 14, 15, 16, 30] {
+                for len in [1usize, 16, 33] {
+                    let stride = len + 5;
+                    let total = count.max(1) * stride;
+                    let maximal = count == 14;
+                    let pick = |rng: &mut rand::rngs::StdRng, l| {
+                        if maximal {
+                            vec![q - 1; l]
+                        } else {
+                            random_below(rng, q, l)
+                        }
+                    };
+                    let digits = pick(&mut rng, total);
+                    let key_a = pick(&mut rng, total);
+                    let key_b = pick(&mut rng, total);
+                    let xs = [pick(&mut rng, len), pick(&mut rng, len)];
+                    let ys = [pick(&mut rng, len), pick(&mut rng, len)];
+                    let to_mont = |k: &[u32]| k.iter().map(|&v| m.to_mont(v)).collect::<Vec<_>>();
+                    let (mut out_a, mut out_b) = (vec![0; len], vec![0; len]);
+                    X86::tensor_key_switch_block(
+                        &m,
+                        count,
+                        stride,
+                        &digits,
+                        &to_mont(&key_a),
+                        &to_mont(&key_b),
+                        [&xs[0], &xs[1]],
+                        [&ys[0], &ys[1]],
+                        &mut out_a,
+                        &mut out_b,
+                    )
+                    .unwrap();
+                    let big = |v: u32| u128::from(v);
+                    for j in 0..len {
+                        let mut sa = big(xs[0][j]) * big(ys[1][j]) + big(xs[1][j]) * big(ys[0][j]);
+                        let mut sb = big(xs[0][j]) * big(ys[0][j]);
+                        for i in 0..count {
+                            sa += big(digits[i * stride + j]) * big(key_a[i * stride + j]);
+                            sb += big(digits[i * stride + j]) * big(key_b[i * stride + j]);
+                        }
+                        assert_eq!(
+                            u128::from(out_a[j]),
+                            sa % big(q),
+                            "a q={q} count={count} len={len} j={j}"
+                        );
+                        assert_eq!(
+                            u128::from(out_b[j]),
+                            sb % big(q),
                             "b q={q} count={count} len={len} j={j}"
                         );
                     }
