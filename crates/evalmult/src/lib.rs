@@ -2,13 +2,35 @@
 //!
 //! OpenFHE 1.5.1-exact BGVRNS `EvalMult` with BV relinearization (`digitSize = 0`), batched,
 //! on the shared arithmetic core `zeppelin-ring`: the capability of the pynq_butterfly FPGA
-//! accelerator in software, with the digit decomposition the FPGA left to the host done
-//! inside the engine.
+//! accelerator (`shared/seeds/pynq-butterfly-readme.txt`) in software, with the BV digit
+//! decomposition that the FPGA left to the host done inside the engine.
 //!
-//! - [`reference`]: the plain, unbatched algorithm (the yardstick).
-//! - [`Engine`]: the batched engine (coefficient-major key reuse, all cores).
-//! - [`vectors`]: directories of OpenFHE test vectors (`shared/vectors/README.md`).
-//! - [`frames`], [`server`]: the FPGA's stream protocol, a TCP server and client.
+//! - [`reference`](mod@reference): the plain, unbatched algorithm, written the obvious way (the yardstick;
+//!   it reproduces `shared/vectors/openfhe-bv-n4096-l4-b2` residue for residue).
+//! - [`Engine`]: the batched engine: tensor, in-engine digit decomposition (centred lift,
+//!   OpenFHE's NTT convention), key-switch multiply-accumulate with the evaluation key
+//!   streamed once per coefficient block across a group of ciphertexts, on all cores (rayon),
+//!   with the AVX-512 kernels of `zeppelin_ring::X86` when the CPU has them.
+//! - [`RnsContext`], [`RelinKey`], [`Ciphertext`]: validated inputs; every bad input
+//!   (modulus not an NTT-friendly prime for `n` or not below 2^30, residue `>= q`, wrong
+//!   shape, key for other moduli) is an [`EvalMultError`].
+//! - [`vectors`]: directories in the layout of `shared/vectors/README.md`, and
+//!   [`vectors::run_directory`] behind `zeppelin evalmult --in DIR --out OUT [--check]`.
+//! - [`frames`], [`server`]: the FPGA's stream protocol (RLPT, RLMP, ...) as a codec, a TCP
+//!   server (`zeppelin evalmult serve`) and a matching client.
+//!
+//! Security: N = 4096 with 12 × 30-bit towers (the FPGA's benchmark) is **not** 128-bit
+//! secure; [`RnsContext::is_he_standard_128`] says which parameter sets are (N = 16384 with
+//! 12 towers is). Throughput: `cargo run --release -p zeppelin-evalmult --example throughput`
+//! and `cargo bench -p zeppelin-evalmult --bench evalmult`.
+//!
+//! ```
+//! use zeppelin_evalmult::{openfhe_primes, Engine, RnsContext};
+//! // The FPGA's towers: 30-bit primes ≡ 1 mod 2N·257, descending, as OpenFHE makes them.
+//! let moduli = openfhe_primes(30, 4096, 257, 12).unwrap();
+//! let ctx = RnsContext::new(4096, &moduli).unwrap();
+//! assert!(!ctx.is_he_standard_128());
+//! ```
 #![forbid(unsafe_code)]
 
 mod context;
