@@ -96,3 +96,20 @@ fn small_rings_and_odd_blocks() {
         check(n, 5, 4, EngineOptions { group: 3, block: 7 }, n as u64);
     }
 }
+
+#[test]
+fn more_towers_than_one_lazy_sum_holds() {
+    // 64-bit lazy sums take at most 16 products; beyond that the kernel reduces in chunks.
+    for (towers, seed) in [(17, 1), (20, 2), (33, 3)] {
+        check(
+            1024,
+            towers,
+            2,
+            EngineOptions {
+                group: 2,
+                block: 128,
+            },
+            1000 + seed,
+        );
+    }
+}
