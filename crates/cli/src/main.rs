@@ -6,6 +6,7 @@
 
 mod device_wire;
 mod evalmult;
+mod rblwe;
 
 use std::fmt::Display;
 use std::fs;
@@ -59,6 +60,8 @@ enum Command {
     Demo(DemoArgs),
     /// OpenFHE-exact batched EvalMult + BV relinearization on a vector directory, or `serve`.
     Evalmult(evalmult::EvalmultArgs),
+    /// Ring-binary-LWE public-key encryption (CPA or CCA2) with files: keygen, encrypt, decrypt.
+    Rblwe(rblwe::RblweArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -228,6 +231,7 @@ fn main() -> ExitCode {
         }),
         Command::Keys(a) => keys(&a),
         Command::Evalmult(a) => evalmult::run(a),
+        Command::Rblwe(a) => rblwe::run(a),
         Command::Demo(a) => match a.preset {
             Preset::Seal4096 => demo::<Seal4096>(&a),
             Preset::Zeppelin4096 => demo::<Zeppelin4096>(&a),

@@ -1,0 +1,861 @@
+//! `zeppelin rblwe`: ring-binary-LWE public-key encryption (`crates/rblwe`) with files, for
+//! trying the scheme out on a host.
+//!
+//! - `zeppelin rblwe keygen --out-dir D [--set 1|2|3] [--cca] [--a-seed HEX] [--force]` writes
+//!   `D/rblwe.pk` and `D/rblwe.sk` (mode 0600);
+//! - `zeppelin rblwe encrypt --pk FILE --in MSG --out CT [--hex]`;
+//! - `zeppelin rblwe decrypt --sk FILE --in CT [--masked] [--out MSG] [--hex]`.
+//!
+//! Every file starts with an 8-byte header ([`Header`]: magic `ZRBL`, format version,
+//! parameter set, object kind, scheme) followed by the library's byte form of the object,
+//! so a Set 1 file is never taken for a Set 2 file of the same length. All operations use the
+//! library's recommended configuration (`Hardened`: constant time and fault hardening) and
+//! the operating system's generator (`getrandom`). Messages are `n/8` bytes (32 for sets 1
+//! and 2, 64 for set 3), raw or, with `--hex`, as hex text.
+//!
+//! CCA2 decryption uses implicit rejection: a ciphertext that does not re-encrypt exactly
+//! decrypts to a pseudorandom message `R(z, H(C))` and the command still succeeds (no
+//! validity flag is exposed, by design of the scheme).
+//!
+//! Wiring (in main.rs): a `Command::Rblwe(rblwe::RblweArgs)` variant, dispatched as
+//! `Command::Rblwe(a) => rblwe::run(a)`; Cargo.toml needs `rblwe = { path = "../rblwe" }`,
+//! `getrandom = { version = "0.4", features = ["sys_rng"] }` and `thiserror = "2"`.
+
+use std::fmt;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand, ValueEnum};
+use getrandom::SysRng;
+use rblwe::cca::{self, CcaCiphertext, CcaPublicKey, CcaSecretKey};
+use rblwe::masked::MaskedSecretKey;
+use rblwe::{
+    cpa, Ciphertext, EntropyPool, Hardened, ParamSet, PublicKey, PublicParameter, SecretKey, Set1,
+    Set2, Set3, SetId,
+};
+use zeroize::Zeroizing;
+
+/// Arguments of `zeppelin rblwe`.
+#[derive(Args, Debug)]
+pub struct RblweArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: RblweCommand,
+}
+
+/// Subcommands of `zeppelin rblwe`.
+#[derive(Subcommand, Debug)]
+pub enum RblweCommand {
+    /// Generate a key pair: OUT_DIR/rblwe.pk and OUT_DIR/rblwe.sk.
+    Keygen(KeygenArgs),
+    /// Encrypt an n/8-byte message under a public key.
+    Encrypt(EncryptArgs),
+    /// Decrypt a ciphertext; prints the message as hex unless --out is given.
+    Decrypt(DecryptArgs),
+}
+
+/// A parameter set on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SetArg {
+    /// Set 1: n = 256, q = 256 (84-bit security, per-bit failure 2^-32).
+    #[value(name = "1", alias = "set1")]
+    One,
+    /// Set 2: n = 256, q = 128 (94-bit security, per-bit failure 2^-10: for comparison only).
+    #[value(name = "2", alias = "set2")]
+    Two,
+    /// Set 3: n = 512, q = 256 (190-bit security, per-bit failure 2^-18).
+    #[value(name = "3", alias = "set3")]
+    Three,
+}
+
+impl From<SetArg> for SetId {
+    fn from(s: SetArg) -> Self {
+        match s {
+            SetArg::One => SetId::Set1,
+            SetArg::Two => SetId::Set2,
+            SetArg::Three => SetId::Set3,
+        }
+    }
+}
+
+/// Arguments of `zeppelin rblwe keygen`.
+#[derive(Args, Debug)]
+pub struct KeygenArgs {
+    /// Directory for rblwe.pk and rblwe.sk (created if missing).
+    #[arg(long, value_name = "D")]
+    pub out_dir: PathBuf,
+    /// Parameter set.
+    #[arg(long, value_enum, default_value = "1")]
+    pub set: SetArg,
+    /// CCA2 keys (Fujisaki-Okamoto wrapper with implicit rejection) instead of CPA keys.
+    #[arg(long)]
+    pub cca: bool,
+    /// Public 32-byte seed (64 hex digits) of the public parameter `a`, for deployments that
+    /// share one `a`; default: a fresh random seed per key pair.
+    #[arg(long, value_name = "HEX")]
+    pub a_seed: Option<String>,
+    /// Overwrite existing key files.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Arguments of `zeppelin rblwe encrypt`.
+#[derive(Args, Debug)]
+pub struct EncryptArgs {
+    /// Public key file (rblwe.pk).
+    #[arg(long, value_name = "FILE")]
+    pub pk: PathBuf,
+    /// Message: exactly n/8 bytes (32 for sets 1 and 2, 64 for set 3).
+    #[arg(long = "in", value_name = "MSG")]
+    pub input: PathBuf,
+    /// Ciphertext file to write.
+    #[arg(long = "out", value_name = "CT")]
+    pub output: PathBuf,
+    /// The message file is hex text (2n/8 hex digits; whitespace ignored).
+    #[arg(long)]
+    pub hex: bool,
+}
+
+/// Arguments of `zeppelin rblwe decrypt`.
+#[derive(Args, Debug)]
+pub struct DecryptArgs {
+    /// Secret key file (rblwe.sk).
+    #[arg(long, value_name = "FILE")]
+    pub sk: PathBuf,
+    /// Ciphertext file.
+    #[arg(long = "in", value_name = "CT")]
+    pub input: PathBuf,
+    /// Write the message here (raw bytes, or hex text with --hex) instead of printing it as
+    /// hex on stdout.
+    #[arg(long = "out", value_name = "MSG")]
+    pub output: Option<PathBuf>,
+    /// Masked decryption: the secret is split into fresh arithmetic shares and decrypted
+    /// first-order masked (same result, side-channel hardened).
+    #[arg(long)]
+    pub masked: bool,
+    /// With --out: write hex text instead of raw bytes.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+/// Runs `zeppelin rblwe`; an `Err` is the one-line message for stderr (exit status 1).
+pub fn run(args: RblweArgs) -> Result<(), String> {
+    match args.command {
+        RblweCommand::Keygen(a) => keygen(&a),
+        RblweCommand::Encrypt(a) => encrypt(&a),
+        RblweCommand::Decrypt(a) => decrypt(&a),
+    }
+    .map_err(|e| e.to_string())
+}
+
+// ----- file format ------------------------------------------------------------------------
+
+/// The first four bytes of every file.
+pub const MAGIC: [u8; 4] = *b"ZRBL";
+/// The format version this code reads and writes.
+pub const VERSION: u8 = 1;
+/// Header length in bytes.
+pub const HEADER_BYTES: usize = 8;
+
+/// File names written by `keygen`.
+const PK_FILE: &str = "rblwe.pk";
+const SK_FILE: &str = "rblwe.sk";
+
+/// What a file holds (header byte 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A public key.
+    PublicKey = 1,
+    /// A secret key.
+    SecretKey = 2,
+    /// A ciphertext.
+    Ciphertext = 3,
+}
+
+impl Kind {
+    fn from_byte(b: u8) -> Option<Self> {
+        [Kind::PublicKey, Kind::SecretKey, Kind::Ciphertext]
+            .into_iter()
+            .find(|k| *k as u8 == b)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::PublicKey => "public key",
+            Kind::SecretKey => "secret key",
+            Kind::Ciphertext => "ciphertext",
+        })
+    }
+}
+
+/// Which scheme an object belongs to (header byte 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    /// The CPA-secure scheme.
+    Cpa = 0,
+    /// The CCA2 wrapper.
+    Cca2 = 1,
+}
+
+impl Scheme {
+    fn from_byte(b: u8) -> Option<Self> {
+        [Scheme::Cpa, Scheme::Cca2]
+            .into_iter()
+            .find(|s| *s as u8 == b)
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Scheme::Cpa => "CPA",
+            Scheme::Cca2 => "CCA2",
+        })
+    }
+}
+
+fn set_byte(set: SetId) -> u8 {
+    match set {
+        SetId::Set1 => 1,
+        SetId::Set2 => 2,
+        SetId::Set3 => 3,
+    }
+}
+
+fn set_from_byte(b: u8) -> Option<SetId> {
+    SetId::ALL.into_iter().find(|s| set_byte(*s) == b)
+}
+
+/// The 8-byte header: `"ZRBL" ‖ version ‖ set (1, 2, 3) ‖ kind (1 pk, 2 sk, 3 ct) ‖
+/// scheme (0 CPA, 1 CCA2)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Parameter set.
+    pub set: SetId,
+    /// Object kind.
+    pub kind: Kind,
+    /// Scheme.
+    pub scheme: Scheme,
+}
+
+impl Header {
+    fn to_bytes(self) -> [u8; HEADER_BYTES] {
+        [
+            MAGIC[0],
+            MAGIC[1],
+            MAGIC[2],
+            MAGIC[3],
+            VERSION,
+            set_byte(self.set),
+            self.kind as u8,
+            self.scheme as u8,
+        ]
+    }
+
+    /// Length of the object's byte form after the header (the library's sizes).
+    pub fn payload_len(self) -> usize {
+        let n = self.set.n();
+        match (self.scheme, self.kind) {
+            (_, Kind::PublicKey) => 2 * n,
+            (Scheme::Cpa, Kind::SecretKey) => n / 8,
+            (Scheme::Cca2, Kind::SecretKey) => n / 8 + 32 + 2 * n,
+            (Scheme::Cpa, Kind::Ciphertext) => 2 * n,
+            (Scheme::Cca2, Kind::Ciphertext) => 2 * n + n / 4,
+        }
+    }
+
+    fn describe(self) -> String {
+        format!("{} {} {}", self.set.name(), self.scheme, self.kind)
+    }
+}
+
+/// Everything `zeppelin rblwe` can reject; each message names the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum RblweError {
+    /// A file could not be read, written or created.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// "read", "write", ...
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A key file exists and `--force` was not given.
+    #[error("{} exists (pass --force to overwrite)", path.display())]
+    Exists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A file shorter than the header.
+    #[error("{}: {len} bytes, shorter than the {HEADER_BYTES}-byte rblwe header", path.display())]
+    TooShort {
+        /// The file.
+        path: PathBuf,
+        /// Its length.
+        len: usize,
+    },
+    /// The file does not start with the magic bytes.
+    #[error("{}: not a zeppelin rblwe file (magic {found:02x?}, expected \"ZRBL\")", path.display())]
+    BadMagic {
+        /// The file.
+        path: PathBuf,
+        /// Its first four bytes.
+        found: [u8; 4],
+    },
+    /// A format version this code does not know.
+    #[error("{}: format version {version} is not supported (this build reads version {VERSION})", path.display())]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version byte.
+        version: u8,
+    },
+    /// A header byte outside its range.
+    #[error("{}: unknown {field} byte {value} in the header", path.display())]
+    BadHeaderField {
+        /// The file.
+        path: PathBuf,
+        /// "parameter set", "object kind" or "scheme".
+        field: &'static str,
+        /// The byte.
+        value: u8,
+    },
+    /// A file of another kind than the option needs (e.g. a secret key passed as `--pk`).
+    #[error("{}: expected a {expected}, found a {}", path.display(), found.describe())]
+    WrongKind {
+        /// The file.
+        path: PathBuf,
+        /// The kind the option needs.
+        expected: Kind,
+        /// The file's header.
+        found: Header,
+    },
+    /// The payload length does not match the header (truncated or padded file).
+    #[error("{}: a {} file is {expected} bytes, this one is {actual} (truncated or padded)", path.display(), header.describe())]
+    WrongLength {
+        /// The file.
+        path: PathBuf,
+        /// Its header.
+        header: Header,
+        /// Header plus payload length.
+        expected: usize,
+        /// The file's length.
+        actual: usize,
+    },
+    /// A ciphertext made for another parameter set or scheme than the key.
+    #[error("{}: the ciphertext is {}, the key {} is {}", ciphertext.display(), ct.describe(), key.display(), sk.describe())]
+    KeyMismatch {
+        /// The ciphertext file.
+        ciphertext: PathBuf,
+        /// Its header.
+        ct: Header,
+        /// The key file.
+        key: PathBuf,
+        /// Its header.
+        sk: Header,
+    },
+    /// The library rejected a payload or an operation failed.
+    #[error("{what}: {source}")]
+    Rblwe {
+        /// The file or operation.
+        what: String,
+        /// The library's error.
+        source: rblwe::Error,
+    },
+    /// A message of the wrong length.
+    #[error("{}: a {} message is n/8 = {expected} bytes, got {actual}", path.display(), set.name())]
+    MessageLength {
+        /// The message file.
+        path: PathBuf,
+        /// The set of the key.
+        set: SetId,
+        /// Required bytes.
+        expected: usize,
+        /// Bytes given.
+        actual: usize,
+    },
+    /// Text that is not hex.
+    #[error("{what}: {reason}")]
+    BadHex {
+        /// The file or option.
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+type RblweResult<T> = Result<T, RblweError>;
+
+fn lib_err(what: impl fmt::Display) -> impl FnOnce(rblwe::Error) -> RblweError {
+    let what = what.to_string();
+    move |source| RblweError::Rblwe { what, source }
+}
+
+fn read_file(path: &Path) -> RblweResult<Zeroizing<Vec<u8>>> {
+    fs::read(path)
+        .map(Zeroizing::new)
+        .map_err(|source| RblweError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Parses and checks the header of `bytes` (the contents of `path`), requiring `kind`;
+/// returns the header and the payload.
+fn open<'a>(path: &Path, bytes: &'a [u8], kind: Kind) -> RblweResult<(Header, &'a [u8])> {
+    let p = || path.to_path_buf();
+    let Some((head, payload)) = bytes.split_first_chunk::<HEADER_BYTES>() else {
+        return Err(RblweError::TooShort {
+            path: p(),
+            len: bytes.len(),
+        });
+    };
+    let [m0, m1, m2, m3, version, set, kind_byte, scheme] = *head;
+    if [m0, m1, m2, m3] != MAGIC {
+        return Err(RblweError::BadMagic {
+            path: p(),
+            found: [m0, m1, m2, m3],
+        });
+    }
+    if version != VERSION {
+        return Err(RblweError::UnsupportedVersion { path: p(), version });
+    }
+    let bad = |field, value| RblweError::BadHeaderField {
+        path: p(),
+        field,
+        value,
+    };
+    let header = Header {
+        set: set_from_byte(set).ok_or_else(|| bad("parameter set", set))?,
+        kind: Kind::from_byte(kind_byte).ok_or_else(|| bad("object kind", kind_byte))?,
+        scheme: Scheme::from_byte(scheme).ok_or_else(|| bad("scheme", scheme))?,
+    };
+    if header.kind != kind {
+        return Err(RblweError::WrongKind {
+            path: p(),
+            expected: kind,
+            found: header,
+        });
+    }
+    if payload.len() != header.payload_len() {
+        return Err(RblweError::WrongLength {
+            path: p(),
+            header,
+            expected: HEADER_BYTES + header.payload_len(),
+            actual: bytes.len(),
+        });
+    }
+    Ok((header, payload))
+}
+
+/// Header followed by payload.
+fn framed(header: Header, payload: &[u8]) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(Vec::with_capacity(HEADER_BYTES + payload.len()));
+    out.extend_from_slice(&header.to_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A file written to a temporary name next to its destination, moved into place by
+/// [`Staged::commit`] and removed if dropped uncommitted, so a failure leaves nothing
+/// half-written.
+struct Staged {
+    tmp: PathBuf,
+    dest: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    fn write(dest: &Path, bytes: &[u8], secret: bool) -> RblweResult<Self> {
+        let name = dest
+            .file_name()
+            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        let staged = Staged {
+            tmp,
+            dest: dest.to_path_buf(),
+            committed: false,
+        };
+        let io = |source| RblweError::Io {
+            action: "write",
+            path: dest.to_path_buf(),
+            source,
+        };
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            if secret {
+                options.mode(0o600);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = secret;
+        let mut file = options.open(&staged.tmp).map_err(io)?;
+        file.write_all(bytes).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        Ok(staged)
+    }
+
+    fn commit(mut self) -> RblweResult<()> {
+        fs::rename(&self.tmp, &self.dest).map_err(|source| RblweError::Io {
+            action: "write",
+            path: self.dest.clone(),
+            source,
+        })?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+// ----- hex --------------------------------------------------------------------------------
+
+fn to_hex(bytes: &[u8]) -> Zeroizing<String> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = Zeroizing::new(String::with_capacity(2 * bytes.len()));
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    s
+}
+
+fn from_hex(what: &str, text: &[u8]) -> RblweResult<Zeroizing<Vec<u8>>> {
+    let bad = |reason: String| RblweError::BadHex {
+        what: what.to_string(),
+        reason,
+    };
+    let digits: Zeroizing<Vec<u8>> = Zeroizing::new(
+        text.iter()
+            .copied()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect(),
+    );
+    if digits.len() % 2 != 0 {
+        return Err(bad(format!("odd number of hex digits ({})", digits.len())));
+    }
+    let value = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let mut out = Zeroizing::new(Vec::with_capacity(digits.len() / 2));
+    for (i, pair) in digits.chunks_exact(2).enumerate() {
+        match (value(pair[0]), value(pair[1])) {
+            (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
+            _ => {
+                return Err(bad(format!(
+                    "byte {i} ({:?}) is not two hex digits",
+                    String::from_utf8_lossy(pair)
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+// ----- operations -------------------------------------------------------------------------
+
+/// Bytes buffered from the OS generator (refills are 32 bytes; see `rblwe::EntropyPool`).
+const POOL: usize = 256;
+
+fn os_pool() -> EntropyPool<SysRng, POOL> {
+    EntropyPool::new(SysRng)
+}
+
+/// Serialized key pair: (public key payload, secret key payload).
+type KeyBytes = (Vec<u8>, Zeroizing<Vec<u8>>);
+
+fn keygen(a: &KeygenArgs) -> RblweResult<()> {
+    let set = SetId::from(a.set);
+    let scheme = if a.cca { Scheme::Cca2 } else { Scheme::Cpa };
+    let mut seed = [0u8; 32];
+    match &a.a_seed {
+        Some(text) => {
+            let bytes = from_hex("--a-seed", text.as_bytes())?;
+            if bytes.len() != 32 {
+                return Err(RblweError::BadHex {
+                    what: "--a-seed".into(),
+                    reason: format!("must be 32 bytes (64 hex digits), got {}", bytes.len()),
+                });
+            }
+            seed.copy_from_slice(&bytes);
+        }
+        None => os_pool()
+            .fill(&mut seed)
+            .map_err(lib_err("seed of the public parameter"))?,
+    }
+    let (pk, sk) = match set {
+        SetId::Set1 => keygen_for::<Set1>(&seed, a.cca),
+        SetId::Set2 => keygen_for::<Set2>(&seed, a.cca),
+        SetId::Set3 => keygen_for::<Set3>(&seed, a.cca),
+    }?;
+
+    fs::create_dir_all(&a.out_dir).map_err(|source| RblweError::Io {
+        action: "create",
+        path: a.out_dir.clone(),
+        source,
+    })?;
+    let pk_path = a.out_dir.join(PK_FILE);
+    let sk_path = a.out_dir.join(SK_FILE);
+    if !a.force {
+        for path in [&pk_path, &sk_path] {
+            if path.exists() {
+                return Err(RblweError::Exists { path: path.clone() });
+            }
+        }
+    }
+    let header = |kind| Header { set, kind, scheme };
+    let pk_file = Staged::write(&pk_path, &framed(header(Kind::PublicKey), &pk), false)?;
+    let sk_file = Staged::write(&sk_path, &framed(header(Kind::SecretKey), &sk), true)?;
+    sk_file.commit()?;
+    pk_file.commit()?;
+    if set == SetId::Set2 {
+        eprintln!(
+            "zeppelin rblwe: warning: set2 has a per-bit decryption failure rate of about 2^-10 \
+             (about 1 in 5 messages decrypts wrongly); use it for comparison only"
+        );
+    }
+    println!(
+        "rblwe keygen: {} {scheme} key pair in {}: {PK_FILE} ({} bytes), {SK_FILE} ({} bytes)",
+        set.name(),
+        a.out_dir.display(),
+        HEADER_BYTES + pk.len(),
+        HEADER_BYTES + sk.len()
+    );
+    Ok(())
+}
+
+fn keygen_for<P: ParamSet>(seed: &[u8; 32], cca: bool) -> RblweResult<KeyBytes> {
+    let a = PublicParameter::<P>::from_seed(seed);
+    let mut pool = os_pool();
+    if cca {
+        let (pk, sk) = cca::keygen::<P, Hardened, _, POOL>(&a, &mut pool)
+            .map_err(lib_err("key generation"))?;
+        let mut sk_bytes = Zeroizing::new(vec![0u8; CcaSecretKey::<P, SecretKey<P>>::BYTES]);
+        sk.write_bytes(&mut sk_bytes)
+            .map_err(lib_err("secret key"))?;
+        Ok((pk.to_bytes().as_ref().to_vec(), sk_bytes))
+    } else {
+        let (pk, sk) = cpa::keygen::<P, Hardened, _, POOL>(&a, &mut pool)
+            .map_err(lib_err("key generation"))?;
+        let mut sk_bytes = Zeroizing::new(vec![0u8; SecretKey::<P>::BYTES]);
+        sk.write_bytes(&mut sk_bytes)
+            .map_err(lib_err("secret key"))?;
+        Ok((pk.to_bytes().as_ref().to_vec(), sk_bytes))
+    }
+}
+
+/// Reads a message file for `set`: exactly n/8 raw bytes, or hex text with `hex`.
+fn read_message(path: &Path, set: SetId, hex: bool) -> RblweResult<Zeroizing<Vec<u8>>> {
+    let raw = read_file(path)?;
+    let message = if hex {
+        from_hex(&path.display().to_string(), &raw)?
+    } else {
+        raw
+    };
+    let expected = set.n() / 8;
+    if message.len() != expected {
+        return Err(RblweError::MessageLength {
+            path: path.to_path_buf(),
+            set,
+            expected,
+            actual: message.len(),
+        });
+    }
+    Ok(message)
+}
+
+fn encrypt(a: &EncryptArgs) -> RblweResult<()> {
+    let pk_bytes = read_file(&a.pk)?;
+    let (header, pk) = open(&a.pk, &pk_bytes, Kind::PublicKey)?;
+    let message = read_message(&a.input, header.set, a.hex)?;
+    let what = a.pk.display().to_string();
+    let ct = match header.set {
+        SetId::Set1 => encrypt_for::<Set1>(pk, &message, header.scheme, &what),
+        SetId::Set2 => encrypt_for::<Set2>(pk, &message, header.scheme, &what),
+        SetId::Set3 => encrypt_for::<Set3>(pk, &message, header.scheme, &what),
+    }?;
+    let out = framed(
+        Header {
+            kind: Kind::Ciphertext,
+            ..header
+        },
+        &ct,
+    );
+    Staged::write(&a.output, &out, false)?.commit()
+}
+
+fn encrypt_for<P: ParamSet>(
+    pk: &[u8],
+    message: &[u8],
+    scheme: Scheme,
+    what: &str,
+) -> RblweResult<Vec<u8>> {
+    let mut pool = os_pool();
+    match scheme {
+        Scheme::Cpa => {
+            let pk = PublicKey::<P>::from_bytes(pk).map_err(lib_err(what))?;
+            let ct = cpa::encrypt::<P, Hardened, _, POOL>(&pk, message, &mut pool)
+                .map_err(lib_err("encryption"))?;
+            Ok(ct.to_bytes().as_ref().to_vec())
+        }
+        Scheme::Cca2 => {
+            let pk = CcaPublicKey::<P>::from_bytes(pk).map_err(lib_err(what))?;
+            let ct = cca::encrypt::<P, Hardened, _, POOL>(&pk, message, &mut pool)
+                .map_err(lib_err("encryption"))?;
+            let mut out = vec![0u8; CcaCiphertext::<P>::BYTES];
+            ct.write_bytes(&mut out).map_err(lib_err("ciphertext"))?;
+            Ok(out)
+        }
+    }
+}
+
+fn decrypt(a: &DecryptArgs) -> RblweResult<()> {
+    let sk_bytes = read_file(&a.sk)?;
+    let (sk_header, sk) = open(&a.sk, &sk_bytes, Kind::SecretKey)?;
+    let ct_bytes = read_file(&a.input)?;
+    let (ct_header, ct) = open(&a.input, &ct_bytes, Kind::Ciphertext)?;
+    if (ct_header.set, ct_header.scheme) != (sk_header.set, sk_header.scheme) {
+        return Err(RblweError::KeyMismatch {
+            ciphertext: a.input.clone(),
+            ct: ct_header,
+            key: a.sk.clone(),
+            sk: sk_header,
+        });
+    }
+    let sk_what = a.sk.display().to_string();
+    let ct_what = a.input.display().to_string();
+    let inputs = DecryptInputs {
+        sk,
+        ct,
+        sk_what: &sk_what,
+        ct_what: &ct_what,
+        scheme: sk_header.scheme,
+        masked: a.masked,
+    };
+    let message = match sk_header.set {
+        SetId::Set1 => decrypt_for::<Set1>(&inputs),
+        SetId::Set2 => decrypt_for::<Set2>(&inputs),
+        SetId::Set3 => decrypt_for::<Set3>(&inputs),
+    }?;
+    match &a.output {
+        None => {
+            let mut line = to_hex(&message);
+            line.push('\n');
+            std::io::stdout()
+                .lock()
+                .write_all(line.as_bytes())
+                .map_err(|source| RblweError::Io {
+                    action: "write",
+                    path: "stdout".into(),
+                    source,
+                })
+        }
+        Some(path) => {
+            let body: Zeroizing<Vec<u8>> = if a.hex {
+                let mut line = to_hex(&message);
+                line.push('\n');
+                Zeroizing::new(line.as_bytes().to_vec())
+            } else {
+                message
+            };
+            Staged::write(path, &body, true)?.commit()
+        }
+    }
+}
+
+struct DecryptInputs<'a> {
+    sk: &'a [u8],
+    ct: &'a [u8],
+    sk_what: &'a str,
+    ct_what: &'a str,
+    scheme: Scheme,
+    masked: bool,
+}
+
+fn decrypt_for<P: ParamSet>(i: &DecryptInputs<'_>) -> RblweResult<Zeroizing<Vec<u8>>> {
+    let mut out = Zeroizing::new(vec![0u8; P::N / 8]);
+    let mut pool = os_pool();
+    let failed = lib_err("decryption");
+    match i.scheme {
+        Scheme::Cpa => {
+            let sk = SecretKey::<P>::from_bytes(i.sk).map_err(lib_err(i.sk_what))?;
+            let ct = Ciphertext::<P>::from_bytes(i.ct).map_err(lib_err(i.ct_what))?;
+            if i.masked {
+                let mut masked = MaskedSecretKey::from_secret_key(&sk, &mut pool)
+                    .map_err(lib_err("masking the secret key"))?;
+                masked
+                    .decrypt::<Hardened, _, POOL>(&ct, &mut pool, &mut out)
+                    .map_err(failed)?;
+            } else {
+                cpa::decrypt::<P, Hardened>(&sk, &ct, &mut out).map_err(failed)?;
+            }
+        }
+        Scheme::Cca2 => {
+            let mut sk = CcaSecretKey::<P>::from_bytes(i.sk).map_err(lib_err(i.sk_what))?;
+            let ct = CcaCiphertext::<P>::from_bytes(i.ct).map_err(lib_err(i.ct_what))?;
+            if i.masked {
+                let mut masked = sk
+                    .to_masked(&mut pool)
+                    .map_err(lib_err("masking the secret key"))?;
+                cca::decrypt::<P, Hardened, _, _, POOL>(&mut masked, &ct, &mut pool, &mut out)
+                    .map_err(failed)?;
+            } else {
+                cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, &ct, &mut pool, &mut out)
+                    .map_err(failed)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_bytes_are_the_documented_layout() {
+        let h = Header {
+            set: SetId::Set3,
+            kind: Kind::Ciphertext,
+            scheme: Scheme::Cca2,
+        };
+        assert_eq!(h.to_bytes(), [b'Z', b'R', b'B', b'L', 1, 3, 3, 1]);
+        // Set 3 CCA2 ciphertext: c1, c2 (512 bytes each), c3, c4 (64 bytes each).
+        assert_eq!(h.payload_len(), 512 + 512 + 64 + 64);
+    }
+
+    #[test]
+    fn hex_decoding_accepts_whitespace_and_rejects_junk() {
+        assert_eq!(
+            &from_hex("x", b"0aFF\n 10").unwrap()[..],
+            &[0x0a, 0xff, 0x10]
+        );
+        assert!(matches!(
+            from_hex("x", b"abc"),
+            Err(RblweError::BadHex { .. })
+        ));
+        assert!(matches!(
+            from_hex("x", b"zz"),
+            Err(RblweError::BadHex { .. })
+        ));
+        assert_eq!(&to_hex(&[0x00, 0x9c, 0xff])[..], "009cff");
+    }
+}
