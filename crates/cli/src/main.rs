@@ -625,10 +625,29 @@ fn keys(a: &KeysArgs) -> CliResult<()> {
 // ----- demo -------------------------------------------------------------------------------
 
 fn demo<P: Params>(a: &DemoArgs) -> CliResult<()> {
-    let dir = match &a.dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("zeppelin-demo-{}", std::process::id())),
-    };
+    match &a.dir {
+        Some(dir) => {
+            demo_in::<P>(dir)?;
+            println!(
+                "next: `zeppelin keys --dir {} --relin --galois` for a SEAL server",
+                dir.display()
+            );
+            Ok(())
+        }
+        None => {
+            let dir = std::env::temp_dir().join(format!("zeppelin-demo-{}", std::process::id()));
+            let result = demo_in::<P>(&dir);
+            // Temporary files (a secret key among them) do not outlive the demo.
+            let removed = fs::remove_dir_all(&dir);
+            result?;
+            removed.ctx(format!("cannot remove {}", dir.display()))?;
+            println!("(temporary directory removed; pass --dir to keep the files)");
+            Ok(())
+        }
+    }
+}
+
+fn demo_in<P: Params>(dir: &Path) -> CliResult<()> {
     let preset = if P::K == 4 {
         Preset::Zeppelin4096
     } else {
@@ -645,7 +664,7 @@ fn demo<P: Params>(a: &DemoArgs) -> CliResult<()> {
     );
 
     let t0 = Instant::now();
-    keygen(&dir, preset)?;
+    keygen(dir, preset)?;
     println!(
         "keygen (device key + SEAL params/secret/public key)  {:>9.2} ms",
         ms(t0)
@@ -666,19 +685,19 @@ fn demo<P: Params>(a: &DemoArgs) -> CliResult<()> {
     );
 
     let t0 = Instant::now();
-    let seeded = encrypt_bytes::<P>(&dir, &slots, Mode::Seeded, P::K)?;
+    let seeded = encrypt_bytes::<P>(dir, &slots, Mode::Seeded, P::K)?;
     println!(
         "encode + seeded encrypt (device)                    {:>9.2} ms  {:>7} bytes",
         ms(t0),
         seeded.len()
     );
-    let full = encrypt_bytes::<P>(&dir, &slots, Mode::Symmetric, P::K)?;
+    let full = encrypt_bytes::<P>(dir, &slots, Mode::Symmetric, P::K)?;
     println!(
         "  (classic symmetric ciphertext for comparison:                {:>7} bytes)",
         full.len()
     );
     let t0 = Instant::now();
-    let public = encrypt_bytes::<P>(&dir, &slots, Mode::Public, P::K)?;
+    let public = encrypt_bytes::<P>(dir, &slots, Mode::Public, P::K)?;
     println!(
         "encode + public-key encrypt (device)                {:>9.2} ms  {:>7} bytes",
         ms(t0),
@@ -688,7 +707,7 @@ fn demo<P: Params>(a: &DemoArgs) -> CliResult<()> {
 
     let t0 = Instant::now();
     let ct = read_device::<P>(&seeded)?;
-    let ctx = seal_context(&dir)?;
+    let ctx = seal_context(dir)?;
     let seal_ct = device_to_seal(&ctx, P::DATA_PRIMES, ct.c0(), ct.c1()).ctx("adapter")?;
     let seal_bytes = seal_ct.save(ComprMode::None).ctx("SEAL ciphertext")?;
     println!(
@@ -704,7 +723,7 @@ fn demo<P: Params>(a: &DemoArgs) -> CliResult<()> {
     );
 
     let t0 = Instant::now();
-    let back = decrypt_bytes::<P>(&dir, &seal_bytes)?;
+    let back = decrypt_bytes::<P>(dir, &seal_bytes)?;
     println!(
         "decrypt SEAL ciphertext + decode (device)           {:>9.2} ms",
         ms(t0)
@@ -724,10 +743,6 @@ fn demo<P: Params>(a: &DemoArgs) -> CliResult<()> {
     if !exact {
         return Err("demo: decrypted slots differ from the encrypted ones".into());
     }
-    println!(
-        "next: `zeppelin keys --dir {} --relin --galois` for a SEAL server",
-        dir.display()
-    );
     Ok(())
 }
 
