@@ -6,6 +6,7 @@
 
 mod bfv_bench;
 mod harness;
+mod kat;
 mod meter;
 mod mve_tests;
 mod ring_tests;
@@ -50,20 +51,21 @@ fn main() -> ! {
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
     table_aes::self_test(&mut h);
-    // SAFETY: as above.
+    // SAFETY: as above; each static is initialised once, here, before any use.
     let seal = unsafe {
         let p = core::ptr::addr_of_mut!(SEAL).cast::<bfv_bench::Objects<Seal4096>>();
         bfv_bench::Objects::init(p);
         &mut *p
     };
-    let rows = bfv_bench::run(&mut h, seal);
-    bfv_bench::print_table("Seal4096", 3, &rows);
     // SAFETY: as above.
     let zep = unsafe {
         let p = core::ptr::addr_of_mut!(ZEPPELIN).cast::<bfv_bench::Objects<Zeppelin4096>>();
         bfv_bench::Objects::init(p);
         &mut *p
     };
+    kat::run_all(&mut h, seal, zep);
+    let rows = bfv_bench::run(&mut h, seal);
+    bfv_bench::print_table("Seal4096", 3, &rows);
     let rows = bfv_bench::run(&mut h, zep);
     bfv_bench::print_table("Zeppelin4096", 4, &rows);
 

@@ -209,6 +209,14 @@ impl Name {
         self.as_str()
     }
 
+    pub fn set3(&mut self, a: &str, b: &str, c: &str) -> &str {
+        self.len = 0;
+        self.push(a.as_bytes());
+        self.push(b.as_bytes());
+        self.push(c.as_bytes());
+        self.as_str()
+    }
+
     pub fn set_q(&mut self, a: &str, b: &str, q: u32) -> &str {
         self.len = 0;
         self.push(a.as_bytes());
@@ -229,7 +237,7 @@ impl Name {
         self.as_str()
     }
 
-    fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         core::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
     }
 }
