@@ -65,11 +65,7 @@ fn main() {
     println!(
         "threads: {}, SIMD backend: {}",
         rayon::current_num_threads(),
-        if zeppelin_ring::X86::simd_available() {
-            "AVX-512F"
-        } else {
-            "portable"
-        }
+        zeppelin_ring::X86::simd_level()
     );
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     println!(

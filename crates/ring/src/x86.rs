@@ -1,5 +1,6 @@
-//! The x86-64 SIMD backend: AVX-512F, detected at run time (`cpufeatures`, works in
-//! `no_std`), with [`Portable`] as the fallback on CPUs without it.
+//! The x86-64 SIMD backend: AVX-512F (16 lanes) or else AVX2 (8 lanes), detected at run time
+//! (`cpufeatures`, works in `no_std`), with [`Portable`] and scalar code as the fallback on
+//! CPUs with neither ([`X86::simd_level`] says which is in use).
 //!
 //! Every routine computes exactly what its portable counterpart computes, lane for lane:
 //! the same Montgomery reductions (`m = lo(x)·(−q⁻¹)`, `(x + m·q) / 2^32`), the same lazy
@@ -29,7 +30,8 @@ use crate::ntt::{NttBackend, NttView, Portable};
 
 cpufeatures::new!(avx512f_cpuid, "avx512f");
 
-/// The x86-64 backend: AVX-512F when the CPU (and OS) supports it, [`Portable`] otherwise.
+/// The x86-64 backend: AVX-512F when the CPU (and OS) supports it, else AVX2, else
+/// [`Portable`].
 ///
 /// ```
 /// use zeppelin_ring::{NttBackend, NttTable, Portable, X86};
@@ -44,10 +46,21 @@ cpufeatures::new!(avx512f_cpuid, "avx512f");
 pub struct X86;
 
 impl X86 {
-    /// Whether this CPU runs the AVX-512F code paths (otherwise everything falls back to
-    /// [`Portable`] and scalar code).
+    /// Whether this CPU runs the AVX-512F code paths.
     pub fn simd_available() -> bool {
         avx512f_cpuid::get()
+    }
+
+    /// The instruction set the kernels use on this CPU: `"avx512f"`, `"avx2"` or
+    /// `"portable"`.
+    pub fn simd_level() -> &'static str {
+        if avx512f_cpuid::get() {
+            "avx512f"
+        } else if avx2::available() {
+            "avx2"
+        } else {
+            "portable"
+        }
     }
 
     /// `dst[j] = centred(src[j]) mod to`, where `centred(v) = v` for `v <= (p−1)/2` and
@@ -63,6 +76,9 @@ impl X86 {
         let done = if avx512f_cpuid::get() {
             // SAFETY: the CPU supports AVX-512F (checked just above).
             unsafe { lift_centered_avx512(src, from, to, dst) }
+        } else if avx2::available() {
+            // SAFETY: AVX2 is available; equal lengths (checked).
+            unsafe { avx2::lift_centered(src, from, to, dst) }
         } else {
             0
         };
@@ -122,6 +138,21 @@ impl X86 {
             // is in bounds of the three inputs (checked above).
             unsafe {
                 key_switch_block_avx512::<false>(
+                    modulus,
+                    count,
+                    stride,
+                    digits,
+                    key_a,
+                    key_b,
+                    [add_a, add_b, add_a, add_b],
+                    out_a,
+                    out_b,
+                )
+            }
+        } else if avx2::available() {
+            // SAFETY: AVX2 is available; bounds as above.
+            unsafe {
+                avx2::key_switch::<false>(
                     modulus,
                     count,
                     stride,
@@ -203,6 +234,18 @@ impl X86 {
         if a.len() >= 32 && avx512f_cpuid::get() {
             // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
             unsafe { forward_shoup_avx512(table, a) };
+            return Ok(());
+        }
+        if a.len() >= 16 && avx2::available() {
+            // SAFETY: AVX2 is available; `a.len()` is the table's degree (checked).
+            unsafe {
+                avx2::forward(
+                    &table.modulus,
+                    &[],
+                    Some((&table.twiddles, &table.shoup)),
+                    a,
+                );
+            }
             return Ok(());
         }
         let q = table.modulus.value();
@@ -406,6 +449,21 @@ impl X86 {
                     out_b,
                 )
             }
+        } else if avx2::available() {
+            // SAFETY: AVX2 is available; lengths checked above.
+            unsafe {
+                avx2::key_switch::<true>(
+                    modulus,
+                    count,
+                    stride,
+                    digits,
+                    key_a,
+                    key_b,
+                    [x[0], x[1], y[0], y[1]],
+                    out_a,
+                    out_b,
+                )
+            }
         } else {
             0
         };
@@ -430,13 +488,17 @@ impl X86 {
 const MAX_LAZY_TERMS: usize = 16;
 
 impl NttBackend for X86 {
-    const NAME: &'static str = "x86-avx512";
+    const NAME: &'static str = "x86-simd";
 
     fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
         table.check_len(a.len())?;
         if a.len() >= 32 && avx512f_cpuid::get() {
             // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
             unsafe { forward_avx512(table, a) };
+            Ok(())
+        } else if a.len() >= 16 && avx2::available() {
+            // SAFETY: AVX2 is available; `a.len()` is the table's degree (checked).
+            unsafe { avx2::forward(&table.modulus, table.forward, None, a) };
             Ok(())
         } else {
             Portable::forward(table, a)
@@ -448,6 +510,10 @@ impl NttBackend for X86 {
         if a.len() >= 32 && avx512f_cpuid::get() {
             // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
             unsafe { inverse_avx512(table, a) };
+            Ok(())
+        } else if a.len() >= 16 && avx2::available() {
+            // SAFETY: AVX2 is available; `a.len()` is the table's degree (checked).
+            unsafe { avx2::inverse(table, a) };
             Ok(())
         } else {
             Portable::inverse(table, a)
@@ -465,6 +531,9 @@ impl NttBackend for X86 {
         let done = if avx512f_cpuid::get() {
             // SAFETY: AVX-512F is available; the three slices have equal lengths.
             unsafe { pointwise_avx512::<false>(modulus, a, b, out) }
+        } else if avx2::available() {
+            // SAFETY: AVX2 is available; the three slices have equal lengths.
+            unsafe { avx2::pointwise::<false>(modulus, a, b, out) }
         } else {
             0
         };
@@ -485,6 +554,9 @@ impl NttBackend for X86 {
         let done = if avx512f_cpuid::get() {
             // SAFETY: AVX-512F is available; the three slices have equal lengths.
             unsafe { pointwise_avx512::<true>(modulus, a, b, acc) }
+        } else if avx2::available() {
+            // SAFETY: AVX2 is available; the three slices have equal lengths.
+            unsafe { avx2::pointwise::<true>(modulus, a, b, acc) }
         } else {
             0
         };
@@ -978,6 +1050,479 @@ unsafe fn key_switch_block_avx512<const TENSOR: bool>(
     len
 }
 
+/// The AVX2 versions of the kernels (8 lanes), for x86-64 CPUs without AVX-512F. Same
+/// arithmetic, lane for lane, as the AVX-512 code above and as [`Portable`].
+mod avx2 {
+    use core::arch::x86_64::*;
+
+    use super::{r2, MAX_LAZY_TERMS};
+    use crate::modulus::Modulus;
+    use crate::ntt::NttView;
+
+    cpufeatures::new!(avx2_cpuid, "avx2");
+
+    /// Whether the CPU runs these kernels.
+    pub(super) fn available() -> bool {
+        avx2_cpuid::get()
+    }
+
+    #[derive(Clone, Copy)]
+    struct Consts {
+        q: __m256i,
+        two_q: __m256i,
+        q_inv_neg: __m256i,
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn consts(m: &Modulus) -> Consts {
+        Consts {
+            q: _mm256_set1_epi32(m.value() as i32),
+            two_q: _mm256_set1_epi32((2 * m.value()) as i32),
+            q_inv_neg: _mm256_set1_epi32(m.q_inv_neg() as i32),
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce_once(x: __m256i, m: __m256i) -> __m256i {
+        _mm256_min_epu32(x, _mm256_sub_epi32(x, m))
+    }
+
+    /// [`Modulus::mont_mul_lazy`] per lane.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn mont_mul_lazy(a: __m256i, b: __m256i, c: &Consts) -> __m256i {
+        let p_even = _mm256_mul_epu32(a, b);
+        let p_odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), _mm256_srli_epi64::<32>(b));
+        let m_even = _mm256_mul_epu32(p_even, c.q_inv_neg);
+        let m_odd = _mm256_mul_epu32(p_odd, c.q_inv_neg);
+        let t_even = _mm256_add_epi64(p_even, _mm256_mul_epu32(m_even, c.q));
+        let t_odd = _mm256_add_epi64(p_odd, _mm256_mul_epu32(m_odd, c.q));
+        _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(t_even), t_odd)
+    }
+
+    /// `y·w mod q` in `[0, 2q)` with the Shoup companion `ws` (`ws_odd = ws >> 32`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn shoup_mul_lazy(y: __m256i, w: __m256i, ws: __m256i, ws_odd: __m256i, q: __m256i) -> __m256i {
+        let hi_even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(y, ws));
+        let hi_odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(y), ws_odd);
+        let quotient = _mm256_blend_epi32::<0xAA>(hi_even, hi_odd);
+        _mm256_sub_epi32(_mm256_mullo_epi32(y, w), _mm256_mullo_epi32(quotient, q))
+    }
+
+    /// Twiddle products of a forward butterfly: Montgomery (`ws = None`) or Shoup.
+    #[derive(Clone, Copy)]
+    enum Twiddle {
+        Montgomery(__m256i),
+        Shoup(__m256i, __m256i),
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn ct_butterfly(x: __m256i, y: __m256i, w: Twiddle, c: &Consts) -> (__m256i, __m256i) {
+        let u = reduce_once(x, c.two_q);
+        let v = match w {
+            Twiddle::Montgomery(w) => mont_mul_lazy(y, w, c),
+            Twiddle::Shoup(w, ws) => shoup_mul_lazy(y, w, ws, _mm256_srli_epi64::<32>(ws), c.q),
+        };
+        (
+            _mm256_add_epi32(u, v),
+            _mm256_sub_epi32(_mm256_add_epi32(u, c.two_q), v),
+        )
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn gs_butterfly(x: __m256i, y: __m256i, w: __m256i, c: &Consts) -> (__m256i, __m256i) {
+        let sum = reduce_once(_mm256_add_epi32(x, y), c.two_q);
+        let diff = _mm256_sub_epi32(_mm256_add_epi32(x, c.two_q), y);
+        (sum, mont_mul_lazy(diff, w, c))
+    }
+
+    /// A 16-element chunk `[A | B]` split into butterfly inputs `X`, `Y = X + h` for
+    /// `h` in {4, 2, 1} (for `h = 8`, `X = A`, `Y = B`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn split(h: usize, a: __m256i, b: __m256i) -> (__m256i, __m256i) {
+        match h {
+            4 => (
+                _mm256_permute2x128_si256::<0x20>(a, b),
+                _mm256_permute2x128_si256::<0x31>(a, b),
+            ),
+            2 => (_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b)),
+            1 => {
+                let (fa, fb) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+                (
+                    _mm256_castps_si256(_mm256_shuffle_ps::<0b10_00_10_00>(fa, fb)),
+                    _mm256_castps_si256(_mm256_shuffle_ps::<0b11_01_11_01>(fa, fb)),
+                )
+            }
+            _ => (a, b),
+        }
+    }
+
+    /// Inverse of [`split`].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn merge(h: usize, x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+        match h {
+            4 => (
+                _mm256_permute2x128_si256::<0x20>(x, y),
+                _mm256_permute2x128_si256::<0x31>(x, y),
+            ),
+            2 => (_mm256_unpacklo_epi64(x, y), _mm256_unpackhi_epi64(x, y)),
+            1 => (_mm256_unpacklo_epi32(x, y), _mm256_unpackhi_epi32(x, y)),
+            _ => (x, y),
+        }
+    }
+
+    /// The twiddle vector matching [`split`]: lane `l` of `X` belongs to group
+    /// `g0 + order[l]` of the stage, where `t` holds the table from index `g0` on.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn twiddles(h: usize, t: &[u32]) -> __m256i {
+        let w = |i: usize| t[i] as i32;
+        match h {
+            4 => _mm256_setr_epi32(w(0), w(0), w(0), w(0), w(1), w(1), w(1), w(1)),
+            2 => _mm256_setr_epi32(w(0), w(0), w(2), w(2), w(1), w(1), w(3), w(3)),
+            1 => _mm256_setr_epi32(w(0), w(1), w(4), w(5), w(2), w(3), w(6), w(7)),
+            _ => _mm256_set1_epi32(w(0)),
+        }
+    }
+
+    /// Forward transform, `a.len()` a power of two `>= 16` matching the twiddle tables;
+    /// Shoup products when `shoup` gives `(twiddles, companions)` in normal form, Montgomery
+    /// products with `montgomery` (the table's forward twiddles) otherwise.
+    ///
+    /// # Safety
+    /// AVX2 must be available.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn forward(
+        modulus: &Modulus,
+        montgomery: &[u32],
+        shoup: Option<(&[u32], &[u32])>,
+        a: &mut [u32],
+    ) {
+        let c = consts(modulus);
+        let n = a.len();
+        let ptr = a.as_mut_ptr();
+        let twiddle = |index: usize| match shoup {
+            Some((w, ws)) => Twiddle::Shoup(
+                _mm256_set1_epi32(w[index] as i32),
+                _mm256_set1_epi32(ws[index] as i32),
+            ),
+            None => Twiddle::Montgomery(_mm256_set1_epi32(montgomery[index] as i32)),
+        };
+        let mut half = n;
+        let mut groups = 1;
+        while groups < n {
+            half >>= 1;
+            if half >= 16 {
+                for group in 0..groups {
+                    let w = twiddle(groups + group);
+                    let base = group * 2 * half;
+                    for j in (0..half).step_by(8) {
+                        // SAFETY: base + half + j + 8 <= (group + 1)·2·half <= n.
+                        unsafe {
+                            let px = ptr.add(base + j);
+                            let py = ptr.add(base + half + j);
+                            let x = _mm256_loadu_si256(px.cast());
+                            let y = _mm256_loadu_si256(py.cast());
+                            let (x, y) = ct_butterfly(x, y, w, &c);
+                            _mm256_storeu_si256(px.cast(), x);
+                            _mm256_storeu_si256(py.cast(), y);
+                        }
+                    }
+                }
+            } else {
+                for chunk in (0..n).step_by(16) {
+                    let first = groups + chunk / (2 * half);
+                    let count = 8 / half.min(8);
+                    let w = match shoup {
+                        Some((w, ws)) => Twiddle::Shoup(
+                            twiddles(half, &w[first..first + count]),
+                            twiddles(half, &ws[first..first + count]),
+                        ),
+                        None => {
+                            Twiddle::Montgomery(twiddles(half, &montgomery[first..first + count]))
+                        }
+                    };
+                    // SAFETY: chunk + 16 <= n.
+                    unsafe {
+                        let pa = ptr.add(chunk);
+                        let pb = ptr.add(chunk + 8);
+                        let (x, y) = split(
+                            half,
+                            _mm256_loadu_si256(pa.cast()),
+                            _mm256_loadu_si256(pb.cast()),
+                        );
+                        let (x, y) = ct_butterfly(x, y, w, &c);
+                        let (mut va, mut vb) = merge(half, x, y);
+                        if half == 1 {
+                            va = reduce_once(reduce_once(va, c.two_q), c.q);
+                            vb = reduce_once(reduce_once(vb, c.two_q), c.q);
+                        }
+                        _mm256_storeu_si256(pa.cast(), va);
+                        _mm256_storeu_si256(pb.cast(), vb);
+                    }
+                }
+            }
+            groups <<= 1;
+        }
+    }
+
+    /// Inverse transform, `a.len() == table.degree() >= 16`.
+    ///
+    /// # Safety
+    /// AVX2 must be available.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn inverse(table: &NttView<'_>, a: &mut [u32]) {
+        let c = consts(&table.modulus);
+        let n = a.len();
+        let ptr = a.as_mut_ptr();
+        let mut half = 1;
+        let mut groups = n >> 1;
+        while groups >= 1 {
+            if half >= 16 {
+                for group in 0..groups {
+                    let w = _mm256_set1_epi32(table.inverse[groups + group] as i32);
+                    let base = group * 2 * half;
+                    for j in (0..half).step_by(8) {
+                        // SAFETY: base + half + j + 8 <= (group + 1)·2·half <= n.
+                        unsafe {
+                            let px = ptr.add(base + j);
+                            let py = ptr.add(base + half + j);
+                            let x = _mm256_loadu_si256(px.cast());
+                            let y = _mm256_loadu_si256(py.cast());
+                            let (x, y) = gs_butterfly(x, y, w, &c);
+                            _mm256_storeu_si256(px.cast(), x);
+                            _mm256_storeu_si256(py.cast(), y);
+                        }
+                    }
+                }
+            } else {
+                for chunk in (0..n).step_by(16) {
+                    let first = groups + chunk / (2 * half);
+                    let w = twiddles(half, &table.inverse[first..first + 8 / half.min(8)]);
+                    // SAFETY: chunk + 16 <= n.
+                    unsafe {
+                        let pa = ptr.add(chunk);
+                        let pb = ptr.add(chunk + 8);
+                        let (x, y) = split(
+                            half,
+                            _mm256_loadu_si256(pa.cast()),
+                            _mm256_loadu_si256(pb.cast()),
+                        );
+                        let (x, y) = gs_butterfly(x, y, w, &c);
+                        let (va, vb) = merge(half, x, y);
+                        _mm256_storeu_si256(pa.cast(), va);
+                        _mm256_storeu_si256(pb.cast(), vb);
+                    }
+                }
+            }
+            half <<= 1;
+            groups >>= 1;
+        }
+        let n_inv = _mm256_set1_epi32(table.n_inv_mont as i32);
+        for j in (0..n).step_by(8) {
+            // SAFETY: j + 8 <= n.
+            unsafe {
+                let p = ptr.add(j);
+                let x = _mm256_loadu_si256(p.cast());
+                _mm256_storeu_si256(p.cast(), reduce_once(mont_mul_lazy(x, n_inv, &c), c.q));
+            }
+        }
+    }
+
+    /// Vector part of the pointwise products; returns how many elements it handled.
+    ///
+    /// # Safety
+    /// AVX2 must be available and the slices must have equal lengths.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn pointwise<const ACCUMULATE: bool>(
+        m: &Modulus,
+        a: &[u32],
+        b: &[u32],
+        out: &mut [u32],
+    ) -> usize {
+        let c = consts(m);
+        let r2 = _mm256_set1_epi32(r2(m) as i32);
+        let len = out.len() & !7;
+        for j in (0..len).step_by(8) {
+            // SAFETY: j + 8 <= len <= every slice's length.
+            unsafe {
+                let x = _mm256_loadu_si256(a.as_ptr().add(j).cast());
+                let y = _mm256_loadu_si256(b.as_ptr().add(j).cast());
+                let p = mont_mul_lazy(x, y, &c);
+                let mut p = reduce_once(mont_mul_lazy(p, r2, &c), c.q);
+                let po = out.as_mut_ptr().add(j);
+                if ACCUMULATE {
+                    p = reduce_once(_mm256_add_epi32(_mm256_loadu_si256(po.cast()), p), c.q);
+                }
+                _mm256_storeu_si256(po.cast(), p);
+            }
+        }
+        len
+    }
+
+    /// Vector part of the centred lift; returns how many elements it handled.
+    ///
+    /// # Safety
+    /// AVX2 must be available and `src.len() == dst.len()`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn lift_centered(
+        src: &[u32],
+        from: &Modulus,
+        to: &Modulus,
+        dst: &mut [u32],
+    ) -> usize {
+        let p = _mm256_set1_epi32(from.value() as i32);
+        let sign = _mm256_set1_epi32(i32::MIN);
+        // Unsigned v > half as a signed comparison of sign-flipped values.
+        let half_flipped = _mm256_set1_epi32((((from.value() - 1) / 2) ^ 0x8000_0000) as i32);
+        let q = _mm256_set1_epi32(to.value() as i32);
+        let mu = _mm256_set1_epi32(((1u64 << 32) / u64::from(to.value())) as u32 as i32);
+        let reduce = (from.value() - 1) / 2 >= to.value();
+        let len = dst.len() & !7;
+        for j in (0..len).step_by(8) {
+            // SAFETY: j + 8 <= len <= both lengths.
+            unsafe {
+                let v = _mm256_loadu_si256(src.as_ptr().add(j).cast());
+                let negative = _mm256_cmpgt_epi32(_mm256_xor_si256(v, sign), half_flipped);
+                let magnitude = _mm256_blendv_epi8(v, _mm256_sub_epi32(p, v), negative);
+                let r = if reduce {
+                    let hi_even = _mm256_srli_epi64::<32>(_mm256_mul_epu32(magnitude, mu));
+                    let hi_odd = _mm256_mul_epu32(_mm256_srli_epi64::<32>(magnitude), mu);
+                    let quotient = _mm256_blend_epi32::<0xAA>(hi_even, hi_odd);
+                    reduce_once(
+                        _mm256_sub_epi32(magnitude, _mm256_mullo_epi32(quotient, q)),
+                        q,
+                    )
+                } else {
+                    magnitude
+                };
+                let r = reduce_once(_mm256_blendv_epi8(r, _mm256_sub_epi32(q, r), negative), q);
+                _mm256_storeu_si256(dst.as_mut_ptr().add(j).cast(), r);
+            }
+        }
+        len
+    }
+
+    /// `s·2^-32 mod q` for 64-bit lane sums, as `reduce_sum_v` above (values below 2^31 are
+    /// compared in 32-bit lanes: AVX2 has no unsigned 64-bit minimum).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn reduce_sum(s: __m256i, c: &Consts, q64: __m256i, mu: __m256i) -> __m256i {
+        let hi = _mm256_srli_epi64::<32>(s);
+        let quotient = _mm256_srli_epi64::<32>(_mm256_mul_epu32(hi, mu));
+        let r = _mm256_sub_epi64(hi, _mm256_mul_epu32(quotient, c.q));
+        let hi = _mm256_min_epu32(r, _mm256_sub_epi32(r, q64));
+        let lo = _mm256_and_si256(s, _mm256_set1_epi64x(0xffff_ffff));
+        let folded = _mm256_or_si256(_mm256_slli_epi64::<32>(hi), lo);
+        let m = _mm256_mul_epu32(folded, c.q_inv_neg);
+        let t = _mm256_srli_epi64::<32>(_mm256_add_epi64(folded, _mm256_mul_epu32(m, c.q)));
+        _mm256_min_epu32(t, _mm256_sub_epi32(t, q64))
+    }
+
+    /// Vector part of the key switch (with the tensor when `TENSOR`); same contract as
+    /// `key_switch_block_avx512`; returns how many outputs it handled.
+    ///
+    /// # Safety
+    /// As `key_switch_block_avx512`, with AVX2 instead of AVX-512F.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn key_switch<const TENSOR: bool>(
+        m: &Modulus,
+        count: usize,
+        stride: usize,
+        digits: &[u32],
+        key_a: &[u32],
+        key_b: &[u32],
+        inputs: [&[u32]; 4],
+        out_a: &mut [u32],
+        out_b: &mut [u32],
+    ) -> usize {
+        let [add_a, add_b, y0s, y1s] = inputs;
+        let (x0s, x1s) = (add_a, add_b);
+        let c = consts(m);
+        let r2v = _mm256_set1_epi32(r2(m) as i32);
+        let mu = _mm256_set1_epi64x(((1u64 << 32) / u64::from(m.value())) as i64);
+        let q64 = _mm256_set1_epi64x(i64::from(m.value()));
+        let zero = _mm256_setzero_si256();
+        let len = out_a.len() & !7;
+        let load = |s: &[u32], at: usize| -> __m256i {
+            // SAFETY: every caller passes at + 8 <= s.len() (see the contract).
+            unsafe { _mm256_loadu_si256(s.as_ptr().add(at).cast()) }
+        };
+        for j in (0..len).step_by(8) {
+            let (mut acc_a, mut acc_b) = if TENSOR {
+                (zero, zero)
+            } else {
+                (load(add_a, j), load(add_b, j))
+            };
+            let mut first = 0;
+            let mut tensor_pending = TENSOR;
+            while first < count || tensor_pending {
+                let cap = if tensor_pending {
+                    MAX_LAZY_TERMS - 2
+                } else {
+                    MAX_LAZY_TERMS
+                };
+                let last = count.min(first + cap);
+                let (mut a_even, mut a_odd, mut b_even, mut b_odd) = (zero, zero, zero, zero);
+                if tensor_pending {
+                    tensor_pending = false;
+                    let (x0, x1) = (load(x0s, j), load(x1s, j));
+                    let y0 = reduce_once(mont_mul_lazy(load(y0s, j), r2v, &c), c.q);
+                    let y1 = reduce_once(mont_mul_lazy(load(y1s, j), r2v, &c), c.q);
+                    let odd = |v| _mm256_srli_epi64::<32>(v);
+                    b_even = _mm256_mul_epu32(x0, y0);
+                    b_odd = _mm256_mul_epu32(odd(x0), odd(y0));
+                    a_even = _mm256_add_epi64(_mm256_mul_epu32(x0, y1), _mm256_mul_epu32(x1, y0));
+                    a_odd = _mm256_add_epi64(
+                        _mm256_mul_epu32(odd(x0), odd(y1)),
+                        _mm256_mul_epu32(odd(x1), odd(y0)),
+                    );
+                }
+                for i in first..last {
+                    let at = i * stride + j;
+                    let (d, ka, kb) = (load(digits, at), load(key_a, at), load(key_b, at));
+                    let d_odd = _mm256_srli_epi64::<32>(d);
+                    a_even = _mm256_add_epi64(a_even, _mm256_mul_epu32(d, ka));
+                    a_odd = _mm256_add_epi64(
+                        a_odd,
+                        _mm256_mul_epu32(d_odd, _mm256_srli_epi64::<32>(ka)),
+                    );
+                    b_even = _mm256_add_epi64(b_even, _mm256_mul_epu32(d, kb));
+                    b_odd = _mm256_add_epi64(
+                        b_odd,
+                        _mm256_mul_epu32(d_odd, _mm256_srli_epi64::<32>(kb)),
+                    );
+                }
+                let sum_a = _mm256_blend_epi32::<0xAA>(
+                    reduce_sum(a_even, &c, q64, mu),
+                    _mm256_slli_epi64::<32>(reduce_sum(a_odd, &c, q64, mu)),
+                );
+                let sum_b = _mm256_blend_epi32::<0xAA>(
+                    reduce_sum(b_even, &c, q64, mu),
+                    _mm256_slli_epi64::<32>(reduce_sum(b_odd, &c, q64, mu)),
+                );
+                acc_a = reduce_once(_mm256_add_epi32(acc_a, sum_a), c.q);
+                acc_b = reduce_once(_mm256_add_epi32(acc_b, sum_b), c.q);
+                first = last;
+            }
+            // SAFETY: j + 8 <= len = the outputs' length (rounded down).
+            unsafe {
+                _mm256_storeu_si256(out_a.as_mut_ptr().add(j).cast(), acc_a);
+                _mm256_storeu_si256(out_b.as_mut_ptr().add(j).cast(), acc_b);
+            }
+        }
+        len
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -1243,6 +1788,140 @@ mod tests {
                             "b q={q} count={count} len={len} j={j}"
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// The AVX2 kernels, called directly (the dispatcher prefers AVX-512 where present).
+    #[test]
+    fn avx2_kernels_match_portable() {
+        // Detection agrees with std's (and on CPUs without AVX2 there is nothing to test).
+        assert_eq!(avx2::available(), std::is_x86_feature_detected!("avx2"));
+        if !avx2::available() {
+            return;
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        for log_n in 4..=13 {
+            let n = 1usize << log_n;
+            for q in primes_for(n) {
+                let table = NttTable::new_vec(q, n).unwrap();
+                let view = table.view();
+                let shoup = ShoupTable::new(&view);
+                let input = random_below(&mut rng, q, n);
+                let mut expected = input.clone();
+                Portable::forward(&view, &mut expected).unwrap();
+                let mut ours = input.clone();
+                // SAFETY: AVX2 is available (checked at the top).
+                unsafe { avx2::forward(&view.modulus, view.forward, None, &mut ours) };
+                assert_eq!(ours, expected, "forward n={n} q={q}");
+                let mut ours = input.clone();
+                // SAFETY: as above.
+                unsafe {
+                    avx2::forward(
+                        &view.modulus,
+                        &[],
+                        Some((&shoup.twiddles, &shoup.shoup)),
+                        &mut ours,
+                    )
+                };
+                assert_eq!(ours, expected, "shoup n={n} q={q}");
+                let mut theirs = expected.clone();
+                Portable::inverse(&view, &mut theirs).unwrap();
+                // SAFETY: as above.
+                unsafe { avx2::inverse(&view, &mut ours) };
+                assert_eq!(ours, theirs, "inverse n={n} q={q}");
+            }
+        }
+        for q in [1_061_093_377u32, 1_073_741_789, 12_289] {
+            let m = Modulus::new(q).unwrap();
+            let (a, b) = (random_below(&mut rng, q, 64), random_below(&mut rng, q, 64));
+            let (mut ours, mut theirs) = (vec![0; 64], vec![0; 64]);
+            // SAFETY: as above; equal lengths.
+            unsafe { avx2::pointwise::<false>(&m, &a, &b, &mut ours) };
+            Portable::pointwise_mul(&m, &a, &b, &mut theirs).unwrap();
+            assert_eq!(ours, theirs);
+            let mut theirs2 = theirs.clone();
+            // SAFETY: as above.
+            unsafe { avx2::pointwise::<true>(&m, &a, &b, &mut theirs) };
+            Portable::pointwise_mul_add(&m, &a, &b, &mut theirs2).unwrap();
+            assert_eq!(theirs, theirs2);
+            for p in [1_061_093_377u32, 972_668_929, 7681, 3] {
+                let from = Modulus::new(p).unwrap();
+                let src = random_below(&mut rng, p, 64);
+                let mut ours = vec![0; 64];
+                // SAFETY: as above.
+                unsafe { avx2::lift_centered(&src, &from, &m, &mut ours) };
+                for (&v, &d) in src.iter().zip(&ours) {
+                    let centred = if v > (p - 1) / 2 {
+                        i64::from(v) - i64::from(p)
+                    } else {
+                        i64::from(v)
+                    };
+                    assert_eq!(i64::from(d), centred.rem_euclid(i64::from(q)));
+                }
+            }
+            for count in [0usize, 12, 14, 17] {
+                let stride = 40;
+                let total = count.max(1) * stride;
+                let all_max = count == 14;
+                let pick = |rng: &mut rand::rngs::StdRng, l| {
+                    if all_max {
+                        vec![q - 1; l]
+                    } else {
+                        random_below(rng, q, l)
+                    }
+                };
+                let digits = pick(&mut rng, total);
+                let key_a: Vec<u32> = pick(&mut rng, total)
+                    .iter()
+                    .map(|&v| m.to_mont(v))
+                    .collect();
+                let key_b: Vec<u32> = pick(&mut rng, total)
+                    .iter()
+                    .map(|&v| m.to_mont(v))
+                    .collect();
+                let xs = [pick(&mut rng, 32), pick(&mut rng, 32)];
+                let ys = [pick(&mut rng, 32), pick(&mut rng, 32)];
+                for tensor in [false, true] {
+                    let (mut oa, mut ob) = (vec![0; 32], vec![0; 32]);
+                    let (mut ea, mut eb) = (vec![0; 32], vec![0; 32]);
+                    let inputs = [&xs[0][..], &xs[1][..], &ys[0][..], &ys[1][..]];
+                    // SAFETY: as above; count·stride elements in digits and keys, 32 outputs.
+                    unsafe {
+                        if tensor {
+                            avx2::key_switch::<true>(
+                                &m, count, stride, &digits, &key_a, &key_b, inputs, &mut oa,
+                                &mut ob,
+                            );
+                        } else {
+                            avx2::key_switch::<false>(
+                                &m, count, stride, &digits, &key_a, &key_b, inputs, &mut oa,
+                                &mut ob,
+                            );
+                        }
+                    }
+                    // The scalar tails of the public functions are the reference here.
+                    for j in 0..32 {
+                        let mut sa = 0u128;
+                        let mut sb = 0u128;
+                        if tensor {
+                            sa = u128::from(xs[0][j]) * u128::from(ys[1][j])
+                                + u128::from(xs[1][j]) * u128::from(ys[0][j]);
+                            sb = u128::from(xs[0][j]) * u128::from(ys[0][j]);
+                        } else {
+                            sa += u128::from(xs[0][j]);
+                            sb += u128::from(xs[1][j]);
+                        }
+                        for i in 0..count {
+                            let at = i * stride + j;
+                            sa += u128::from(digits[at]) * u128::from(m.from_mont(key_a[at]));
+                            sb += u128::from(digits[at]) * u128::from(m.from_mont(key_b[at]));
+                        }
+                        ea[j] = (sa % u128::from(q)) as u32;
+                        eb[j] = (sb % u128::from(q)) as u32;
+                    }
+                    assert_eq!((oa, ob), (ea, eb), "q={q} count={count} tensor={tensor}");
                 }
             }
         }
