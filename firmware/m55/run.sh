@@ -16,6 +16,7 @@ need qemu-system-arm qemu-system-arm
 need arm-none-eabi-ld binutils-arm-none-eabi
 need arm-none-eabi-objdump binutils-arm-none-eabi
 need arm-none-eabi-size binutils-arm-none-eabi
+need python3 python3
 
 # Two ways to a compiler that can build `core` for thumbv8m.main-none-eabihf:
 # (a) rustup with the target installed; (b) Debian's rustc-web + rust-web-src with -Zbuild-std.
@@ -35,7 +36,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "run.sh: missing tools:" >&2
   for m in "${missing[@]}"; do echo "  - $m" >&2; done
   echo "Install on Debian/Ubuntu with:" >&2
-  echo "  sudo apt-get update && sudo apt-get install -y rustc-web cargo-web rust-web-src gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y rustc-web cargo-web rust-web-src gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm python3" >&2
   exit 2
 fi
 
@@ -52,6 +53,21 @@ echo "== on target: qemu-system-arm -M mps3-an547 -icount shift=0 =="
 timeout 1800 qemu-system-arm -M mps3-an547 -nographic -icount shift=0 \
   -semihosting-config enable=on,target=native -kernel "$elf" || status=$?
 echo "firmware exit status: $status"
+
+echo "== client images: the client's own static memory (bytes; RAM = .data + .bss + .uninit, FLASH = .vector_table + .text + .rodata + .data, DTCM = .twiddles, read-only NTT tables) =="
+for client in client_symmetric_seal4096 client_symmetric_zeppelin4096 client_public_seal4096 client_public_zeppelin4096; do
+  bin="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/$client"
+  client_status=0
+  timeout 600 qemu-system-arm -M mps3-an547 -nographic -icount shift=0 \
+    -semihosting-config enable=on,target=native -kernel "$bin" || client_status=$?
+  [ $client_status -eq 0 ] || status=$client_status
+  arm-none-eabi-size -A "$bin" | awk -v name="$client" '
+    $1 == ".vector_table" || $1 == ".text" || $1 == ".rodata" { flash += $2 }
+    $1 == ".data" { flash += $2; ram += $2 }
+    $1 == ".bss" || $1 == ".uninit" { ram += $2 }
+    $1 == ".twiddles" { dtcm += $2 }
+    END { printf "MEMORY | %s | RAM %d | FLASH %d | DTCM tables %d |\n", name, ram, flash, dtcm }'
+done
 
 if [ "${1:-}" != "--no-audit" ]; then
   audit_status=0
