@@ -163,10 +163,17 @@ const fn reduce_bound(b: u64, m: u64) -> u64 {
 
 impl Schedule {
     const fn steps_for(log_n: u32, forward: bool) -> Result<Self, RangeError> {
-        let n = 1usize << log_n;
-        if log_n < 4 || log_n > 17 {
-            return Err(RangeError::Degree { degree: n });
+        match log_n {
+            4..=17 => {}
+            _ => {
+                let degree = match 1usize.checked_shl(log_n) {
+                    Some(d) => d,
+                    None => 0,
+                };
+                return Err(RangeError::Degree { degree });
+            }
         }
+        let n = 1usize << log_n;
         let mut steps = [Step::Scale; MAX_STEPS];
         let mut len = 0;
         let row = if n < ROW { n } else { ROW };
