@@ -51,6 +51,7 @@ fn main() -> ! {
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
     table_aes::self_test(&mut h);
+    table_aes::keystream_cost();
     // SAFETY: as above; each static is initialised once, here, before any use.
     let seal = unsafe {
         let p = core::ptr::addr_of_mut!(SEAL).cast::<bfv_bench::Objects<Seal4096>>();
