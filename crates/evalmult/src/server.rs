@@ -62,6 +62,13 @@ impl Session {
             self.context = Some(ctx);
             return Ok(Vec::new());
         }
+        if command != frames::CMD_RLMP && command != frames::CMD_RLMD {
+            let word = frame.first().copied().unwrap_or(0);
+            return Err((
+                codes::MALFORMED,
+                EvalMultError::Frame(format!("unknown command word {word:#018x}")),
+            ));
+        }
         let Some(ctx) = self.context.clone() else {
             return Err((
                 codes::SEQUENCE,

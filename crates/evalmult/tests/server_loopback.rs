@@ -196,3 +196,15 @@ fn frame_sizes_match_the_fpga_readme() {
     assert_eq!(frames::CMD_RLPT, u32::from_be_bytes(*b"RLPT"));
     assert_eq!(frames::CMD_RLMP, u32::from_be_bytes(*b"RLMP"));
 }
+
+#[test]
+fn session_errors_without_a_network() {
+    let mut session = server::Session::new(1024);
+    // Unknown command, then a pair frame before any profile: both answered, nothing kept.
+    let reply = session.handle(&[0x1234_5678]);
+    assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::MALFORMED);
+    let reply = session.handle(&[u64::from(frames::CMD_RLMP), 0, 0]);
+    assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::SEQUENCE);
+    let reply = session.handle(&[]);
+    assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::MALFORMED);
+}
