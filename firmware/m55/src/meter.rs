@@ -93,3 +93,24 @@ pub fn stack_bytes<F: FnOnce()>(f: F) -> usize {
 fn run_below<F: FnOnce()>(f: F) {
     f()
 }
+
+/// Calibration: a loop of exactly `2·iterations + 1` instructions (`subs` + `bne` per
+/// iteration, one `mov`) measured with [`instructions`]; checks the 31.25 instructions per
+/// tick scale on this QEMU. Returns (expected, measured).
+pub fn calibrate(iterations: u32) -> (u32, u32) {
+    let measured = instructions(|| {
+        // SAFETY: register-only loop.
+        unsafe {
+            asm!(
+                "mov {n}, {it}",
+                "2:",
+                "subs {n}, {n}, #1",
+                "bne 2b",
+                it = in(reg) iterations,
+                n = out(reg) _,
+                options(nomem, nostack),
+            )
+        };
+    });
+    (2 * iterations + 1, measured)
+}
