@@ -8,8 +8,8 @@ checks every function on the SECRET PATH below. A listed function must exist in 
   R1  No division: no `sdiv`/`udiv`, and no call to a software division routine
       (`__aeabi_*div*`, `__udivsi3`, `__divsi3`, `__udivmod*`, ...).
   R2  No conditional control flow except loop control. Every conditional branch
-      (`b<cond>`, `cbz`, `cbnz`, `wls`/`wlstp`, and any pc-writing instruction inside an
-      IT block) must be one of:
+      (`b<cond>`, `cbz`, `cbnz`, `wls`/`wlstp`, `le`/`letp`, and any pc-writing instruction
+      inside an IT block) must be one of:
         back-edge   a backward branch (target <= its own address), i.e. a loop back-edge;
         loop exit   a forward branch to the instruction right after an unconditional
                     backward branch `b L` with L <= the exiting branch (it leaves a loop
@@ -160,10 +160,11 @@ def audit_function(name, insns, reason):
         if re.match(r"^it[te]*$", mnem):
             it_left = len(mnem) - 1
             continue
-        conditional = COND_BRANCH.match(mnem) or base in ("cbz", "cbnz", "wls", "wlstp")
+        # `le`/`letp` (v8.1-M low-overhead loop end) branch back while lr != 0: conditional.
+        conditional = COND_BRANCH.match(mnem) or base in ("cbz", "cbnz", "wls", "wlstp", "le", "letp")
         if not conditional:
             continue
-        target = branch_target(ops.split(", ")[-1] if base in ("cbz", "cbnz", "wls", "wlstp") else ops)
+        target = branch_target(ops.split(", ")[-1] if base in ("cbz", "cbnz", "wls", "wlstp", "le", "letp") else ops)
         if target is None:
             problems.append(f"R2 unresolved conditional branch at {addr:x}: {mnem} {ops}")
             continue

@@ -405,23 +405,27 @@ impl Consts {
     }
 }
 
-/// Forward butterflies on two 4-lane vector pairs sharing one twiddle:
-/// `(x[0..4], y[0..4])` and `(x[4..8], y[4..8])`.
+/// `count >= 1` times: forward butterflies on two 4-lane vector pairs sharing one twiddle,
+/// `(x[0..4], y[0..4])` and `(x[4..8], y[4..8])`, then `x` and `y` advance by `stride` bytes.
+/// The loop counts the public `count` down (`subs`/`bne`, the only branch); the body has
+/// none.
 ///
 /// # Safety
-/// `x` and `y` must each be valid for reading and writing 8 `u32`, not overlapping.
+/// For each of the `count` steps, `x` and `y` must be valid for reading and writing 8 `u32`,
+/// not overlapping; `count >= 1`.
 #[inline(always)]
-unsafe fn ct2(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
+unsafe fn ct2_run(x: *mut u32, y: *mut u32, count: usize, stride: usize, w: u32, c: &Consts) {
     let wq = c.quotient_factor(w);
-    // SAFETY: the caller guarantees both 32-byte ranges; only q0..q7 and flags change.
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
     unsafe {
         asm!(
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            "2:",
             "vldrw.u32 q0, [{x}]",
             "vldrw.u32 q1, [{x}, #16]",
             "vldrw.u32 q2, [{y}]",
             "vldrw.u32 q3, [{y}, #16]",
-            "vdup.32 q6, {w}",
-            "vdup.32 q7, {q}",
             // d = hi(y·w) - hi(m·q), m = y·(w·q^-1)
             "vmulh.u32 q4, q2, q6",
             "vmulh.u32 q5, q3, q6",
@@ -447,8 +451,14 @@ unsafe fn ct2(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
             "vstrw.32 q1, [{x}, #16]",
             "vstrw.32 q2, [{y}]",
             "vstrw.32 q3, [{y}, #16]",
-            x = in(reg) x,
-            y = in(reg) y,
+            "add {x}, {x}, {stride}",
+            "add {y}, {y}, {stride}",
+            "subs {count}, #1",
+            "bne 2b",
+            x = inout(reg) x => _,
+            y = inout(reg) y => _,
+            count = inout(reg) count => _,
+            stride = in(reg) stride,
             w = in(reg) w,
             wq = in(reg) wq,
             q = in(reg) c.q,
@@ -611,22 +621,24 @@ unsafe fn ct_quad(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
     }
 }
 
-/// Inverse butterflies on two 4-lane vector pairs sharing one twiddle.
+/// `count >= 1` times: inverse butterflies on two 4-lane vector pairs sharing one twiddle,
+/// then `x` and `y` advance by `stride` bytes (counted loop, branch-free body).
 ///
 /// # Safety
-/// As [`ct2`].
+/// As [`ct2_run`].
 #[inline(always)]
-unsafe fn gs2(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
+unsafe fn gs2_run(x: *mut u32, y: *mut u32, count: usize, stride: usize, w: u32, c: &Consts) {
     let wq = c.quotient_factor(w);
-    // SAFETY: the caller guarantees both 32-byte ranges; only q0..q7 and flags change.
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
     unsafe {
         asm!(
+            "vdup.32 q6, {w}",
+            "vdup.32 q7, {q}",
+            "2:",
             "vldrw.u32 q0, [{x}]",
             "vldrw.u32 q1, [{x}, #16]",
             "vldrw.u32 q2, [{y}]",
             "vldrw.u32 q3, [{y}, #16]",
-            "vdup.32 q6, {w}",
-            "vdup.32 q7, {q}",
             // t = x + 2q - y; s = x + y
             "vsub.i32 q4, q0, q2",
             "vsub.i32 q5, q1, q3",
@@ -654,8 +666,14 @@ unsafe fn gs2(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
             "vstrw.32 q1, [{x}, #16]",
             "vstrw.32 q2, [{y}]",
             "vstrw.32 q3, [{y}, #16]",
-            x = in(reg) x,
-            y = in(reg) y,
+            "add {x}, {x}, {stride}",
+            "add {y}, {y}, {stride}",
+            "subs {count}, #1",
+            "bne 2b",
+            x = inout(reg) x => _,
+            y = inout(reg) y => _,
+            count = inout(reg) count => _,
+            stride = in(reg) stride,
             w = in(reg) w,
             wq = in(reg) wq,
             q = in(reg) c.q,
@@ -939,14 +957,15 @@ unsafe fn ct_strip_layer(
         // SAFETY: per the contract, every address stays inside the array and the table.
         unsafe {
             let w = twp.read();
-            let mut r = 0;
-            loop {
-                ct2(block.add(r), block.add(r + half), w, c);
-                r += row;
-                if r >= half {
-                    break;
-                }
-            }
+            // half / row >= 1 rows, one row (4·row bytes) apart.
+            ct2_run(
+                block,
+                block.add(half),
+                half >> row.trailing_zeros(),
+                4 * row,
+                w,
+                c,
+            );
             block = block.add(2 * half);
             twp = twp.add(1);
         }
@@ -977,14 +996,15 @@ unsafe fn gs_strip_layer(
         // SAFETY: as in ct_strip_layer.
         unsafe {
             let w = twp.read();
-            let mut r = 0;
-            loop {
-                gs2(block.add(r), block.add(r + half), w, c);
-                r += row;
-                if r >= half {
-                    break;
-                }
-            }
+            // half / row >= 1 rows, one row (4·row bytes) apart.
+            gs2_run(
+                block,
+                block.add(half),
+                half >> row.trailing_zeros(),
+                4 * row,
+                w,
+                c,
+            );
             block = block.add(2 * half);
             twp = twp.add(1);
         }
@@ -1008,14 +1028,8 @@ unsafe fn ct_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, 
         // SAFETY: per the contract.
         unsafe {
             let w = twp.read();
-            let mut j = 0;
-            loop {
-                ct2(block.add(j), block.add(j + half), w, c);
-                j += 8;
-                if j >= half {
-                    break;
-                }
-            }
+            // half / 8 >= 1 steps of 8 coefficients (32 bytes).
+            ct2_run(block, block.add(half), half >> 3, 32, w, c);
             block = block.add(2 * half);
             twp = twp.add(1);
         }
@@ -1039,14 +1053,8 @@ unsafe fn gs_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, 
         // SAFETY: per the contract.
         unsafe {
             let w = twp.read();
-            let mut j = 0;
-            loop {
-                gs2(block.add(j), block.add(j + half), w, c);
-                j += 8;
-                if j >= half {
-                    break;
-                }
-            }
+            // half / 8 >= 1 steps of 8 coefficients (32 bytes).
+            gs2_run(block, block.add(half), half >> 3, 32, w, c);
             block = block.add(2 * half);
             twp = twp.add(1);
         }
