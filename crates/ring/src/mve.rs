@@ -821,20 +821,22 @@ unsafe fn gs_quad(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Consts) {
     }
 }
 
-/// `a[i] = mont(a[i], w)` reduced to `[0, q)` on 8 coefficients (the inverse's `n^-1`).
+/// `a[i] = mont(a[i], w)` reduced to `[0, q)` on `8·count` coefficients (the inverse's
+/// `n^-1`), a counted loop (`count >= 1`) with a branch-free body.
 ///
 /// # Safety
-/// `a` valid for reading and writing 8 `u32`.
+/// `a` valid for reading and writing `8·count` `u32`; `count >= 1`.
 #[inline(always)]
-unsafe fn scale2(a: *mut u32, w: u32, c: &Consts) {
+unsafe fn scale2(a: *mut u32, count: usize, w: u32, c: &Consts) {
     let wq = c.quotient_factor(w);
     // SAFETY: the caller guarantees the range; only q0..q7 and flags change.
     unsafe {
         asm!(
-            "vldrw.u32 q0, [{a}]",
-            "vldrw.u32 q1, [{a}, #16]",
             "vdup.32 q6, {w}",
             "vdup.32 q7, {q}",
+            "2:",
+            "vldrw.u32 q0, [{a}]",
+            "vldrw.u32 q1, [{a}, #16]",
             "vmulh.u32 q2, q0, q6",
             "vmulh.u32 q3, q1, q6",
             "vmul.i32 q0, q0, {wq}",
@@ -849,9 +851,12 @@ unsafe fn scale2(a: *mut u32, w: u32, c: &Consts) {
             "vsub.i32 q1, q3, {q}",
             "vmin.u32 q2, q2, q0",
             "vmin.u32 q3, q3, q1",
-            "vstrw.32 q2, [{a}]",
             "vstrw.32 q3, [{a}, #16]",
-            a = in(reg) a,
+            "vstrw.32 q2, [{a}], #32",
+            "subs {count}, #1",
+            "bne 2b",
+            a = inout(reg) a => _,
+            count = inout(reg) count => _,
             w = in(reg) w,
             wq = in(reg) wq,
             q = in(reg) c.q,
@@ -866,15 +871,18 @@ unsafe fn scale2(a: *mut u32, w: u32, c: &Consts) {
     }
 }
 
-/// `out[0..4] = a·b mod q` (and, with `ACC`, `out[0..4] = out + a·b mod q`), canonical.
+/// `out[i] = a[i]·b[i] mod q` (and, with `ACC`, `out[i] += a[i]·b[i] mod q`), canonical, on
+/// `4·count` coefficients: a counted loop (`count >= 1`) with a branch-free body.
 ///
 /// # Safety
-/// `a`, `b` valid for reading 4 `u32`; `out` for reading and writing 4.
+/// `a`, `b` valid for reading `4·count` `u32`; `out` for reading and writing as many;
+/// `count >= 1`.
 #[inline(always)]
 unsafe fn pointwise4<const ACC: bool>(
     a: *const u32,
     b: *const u32,
     out: *mut u32,
+    count: usize,
     r2: u32,
     r2q: u32,
     c: &Consts,
@@ -882,10 +890,11 @@ unsafe fn pointwise4<const ACC: bool>(
     // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
     unsafe {
         asm!(
-            "vldrw.u32 q0, [{a}]",
-            "vldrw.u32 q1, [{b}]",
             "vdup.32 q7, {q}",
             "vdup.32 q6, {r2}",
+            "2:",
+            "vldrw.u32 q0, [{a}], #16",
+            "vldrw.u32 q1, [{b}], #16",
             // t = mont(a, b) in [1, 2q)
             "vmulh.u32 q2, q0, q1",
             "vmul.i32 q0, q0, q1",
@@ -907,10 +916,13 @@ unsafe fn pointwise4<const ACC: bool>(
             "vsub.i32 q2, q1, {q}",
             "vmin.u32 q1, q1, q2",
             ".endif",
-            "vstrw.32 q1, [{out}]",
-            a = in(reg) a,
-            b = in(reg) b,
-            out = in(reg) out,
+            "vstrw.32 q1, [{out}], #16",
+            "subs {count}, #1",
+            "bne 2b",
+            a = inout(reg) a => _,
+            b = inout(reg) b => _,
+            out = inout(reg) out => _,
+            count = inout(reg) count => _,
             r2 = in(reg) r2,
             r2q = in(reg) r2q,
             qi = in(reg) c.q_inv,
@@ -1150,15 +1162,8 @@ unsafe fn gs_quad_block(a: *mut u32, tw2: *const u32, tw1: *const u32, c: &Const
 /// `a` valid for `8·chunks` coefficients.
 #[inline(never)]
 unsafe fn scale_pass(a: *mut u32, chunks: usize, w: u32, c: &Consts) {
-    let mut k = 0;
-    loop {
-        // SAFETY: per the contract.
-        unsafe { scale2(a.add(8 * k), w, c) };
-        k += 1;
-        if k >= chunks {
-            break;
-        }
-    }
+    // SAFETY: per the contract (chunks >= 1).
+    unsafe { scale2(a, chunks, w, c) };
 }
 
 /// Pointwise products on `4·chunks` coefficients.
@@ -1175,15 +1180,8 @@ unsafe fn pointwise_pass<const ACC: bool>(
     r2q: u32,
     c: &Consts,
 ) {
-    let mut k = 0;
-    loop {
-        // SAFETY: per the contract.
-        unsafe { pointwise4::<ACC>(a.add(4 * k), b.add(4 * k), out.add(4 * k), r2, r2q, c) };
-        k += 1;
-        if k >= chunks {
-            break;
-        }
-    }
+    // SAFETY: per the contract (chunks >= 1).
+    unsafe { pointwise4::<ACC>(a, b, out, chunks, r2, r2q, c) };
 }
 
 // ----- dispatch: public schedule and sizes, shifts only -----------------------------------
