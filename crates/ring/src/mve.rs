@@ -476,20 +476,24 @@ unsafe fn ct2_run(x: *mut u32, y: *mut u32, count: usize, stride: usize, w: u32,
     }
 }
 
-/// Forward butterfly on one 4-lane vector pair: `(x[0..4], y[0..4])`.
+/// The forward layer `half = 4` on `count` consecutive groups of 8 coefficients: butterflies
+/// `(a[8g..8g+4], a[8g+4..8g+8])` with twiddle `tw[g]`. A counted loop (`count >= 1`) whose
+/// body has no branch; the twiddle index is the loop position (public).
 ///
 /// # Safety
-/// `x` and `y` must each be valid for reading and writing 4 `u32`, not overlapping.
+/// `a` valid for reading and writing `8·count` `u32`, `tw` for reading `count`.
 #[inline(always)]
-unsafe fn ct1(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
-    let wq = c.quotient_factor(w);
-    // SAFETY: the caller guarantees both 16-byte ranges; only q0..q7 and flags change.
+unsafe fn ct1(a: *mut u32, tw: *const u32, count: usize, c: &Consts) {
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
     unsafe {
         asm!(
-            "vldrw.u32 q0, [{x}]",
-            "vldrw.u32 q2, [{y}]",
-            "vdup.32 q6, {w}",
             "vdup.32 q7, {q}",
+            "2:",
+            "ldr {w}, [{tw}], #4",
+            "mul {wq}, {w}, {qi}",
+            "vdup.32 q6, {w}",
+            "vldrw.u32 q0, [{a}]",
+            "vldrw.u32 q2, [{a}, #16]",
             "vmulh.u32 q4, q2, q6",
             "vmul.i32 q2, q2, {wq}",
             "vmulh.u32 q2, q2, q7",
@@ -499,12 +503,16 @@ unsafe fn ct1(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
             "vadd.i32 q0, q0, {q}",
             "vsub.i32 q2, q0, q4",
             "vadd.i32 q0, q0, q4",
-            "vstrw.32 q0, [{x}]",
-            "vstrw.32 q2, [{y}]",
-            x = in(reg) x,
-            y = in(reg) y,
-            w = in(reg) w,
-            wq = in(reg) wq,
+            "vstrw.32 q2, [{a}, #16]",
+            "vstrw.32 q0, [{a}], #32",
+            "subs {count}, #1",
+            "bne 2b",
+            a = inout(reg) a => _,
+            tw = inout(reg) tw => _,
+            count = inout(reg) count => _,
+            w = out(reg) _,
+            wq = out(reg) _,
+            qi = in(reg) c.q_inv,
             q = in(reg) c.q,
             tq = in(reg) c.two_q,
             out("s0") _, out("s1") _, out("s2") _, out("s3") _,
@@ -691,20 +699,23 @@ unsafe fn gs2_run(x: *mut u32, y: *mut u32, count: usize, stride: usize, w: u32,
     }
 }
 
-/// Inverse butterfly on one 4-lane vector pair.
+/// The inverse layer `half = 4` on `count` consecutive groups of 8 coefficients (mirror of
+/// [`ct1`]).
 ///
 /// # Safety
 /// As [`ct1`].
 #[inline(always)]
-unsafe fn gs1(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
-    let wq = c.quotient_factor(w);
-    // SAFETY: the caller guarantees both 16-byte ranges; only q0..q7 and flags change.
+unsafe fn gs1(a: *mut u32, tw: *const u32, count: usize, c: &Consts) {
+    // SAFETY: the caller guarantees the ranges; only q0..q7 and flags change.
     unsafe {
         asm!(
-            "vldrw.u32 q0, [{x}]",
-            "vldrw.u32 q2, [{y}]",
-            "vdup.32 q6, {w}",
             "vdup.32 q7, {q}",
+            "2:",
+            "ldr {w}, [{tw}], #4",
+            "mul {wq}, {w}, {qi}",
+            "vdup.32 q6, {w}",
+            "vldrw.u32 q0, [{a}]",
+            "vldrw.u32 q2, [{a}, #16]",
             "vsub.i32 q4, q0, q2",
             "vadd.i32 q0, q0, q2",
             "vadd.i32 q4, q4, {tq}",
@@ -715,12 +726,16 @@ unsafe fn gs1(x: *mut u32, y: *mut u32, w: u32, c: &Consts) {
             "vmulh.u32 q4, q4, q7",
             "vadd.i32 q2, q2, {q}",
             "vsub.i32 q2, q2, q4",
-            "vstrw.32 q0, [{x}]",
-            "vstrw.32 q2, [{y}]",
-            x = in(reg) x,
-            y = in(reg) y,
-            w = in(reg) w,
-            wq = in(reg) wq,
+            "vstrw.32 q2, [{a}, #16]",
+            "vstrw.32 q0, [{a}], #32",
+            "subs {count}, #1",
+            "bne 2b",
+            a = inout(reg) a => _,
+            tw = inout(reg) tw => _,
+            count = inout(reg) count => _,
+            w = out(reg) _,
+            wq = out(reg) _,
+            qi = in(reg) c.q_inv,
             q = in(reg) c.q,
             tq = in(reg) c.two_q,
             out("s0") _, out("s1") _, out("s2") _, out("s3") _,
@@ -1083,15 +1098,8 @@ unsafe fn gs_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, 
 /// `a` valid for `8·groups` coefficients, `tw` for `groups` reads.
 #[inline(never)]
 unsafe fn ct_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) {
-    let mut g = 0;
-    loop {
-        // SAFETY: per the contract.
-        unsafe { ct1(a.add(8 * g), a.add(8 * g + 4), tw.add(g).read(), c) };
-        g += 1;
-        if g >= groups {
-            break;
-        }
-    }
+    // SAFETY: per the contract (groups >= 1).
+    unsafe { ct1(a, tw, groups, c) };
 }
 
 /// Inverse layer `half = 4` inside one row.
@@ -1100,15 +1108,8 @@ unsafe fn ct_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) 
 /// As [`ct_row_layer4`].
 #[inline(never)]
 unsafe fn gs_row_layer4(a: *mut u32, tw: *const u32, groups: usize, c: &Consts) {
-    let mut g = 0;
-    loop {
-        // SAFETY: per the contract.
-        unsafe { gs1(a.add(8 * g), a.add(8 * g + 4), tw.add(g).read(), c) };
-        g += 1;
-        if g >= groups {
-            break;
-        }
-    }
+    // SAFETY: per the contract (groups >= 1).
+    unsafe { gs1(a, tw, groups, c) };
 }
 
 /// The fused last two forward layers on one 64-coefficient row: four 16-coefficient blocks
