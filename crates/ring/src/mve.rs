@@ -22,6 +22,12 @@
 //! `vmulh.u32`, `vsub.i32`. The reduction `x − 2q if x ≥ 2q` is `vmin.u32(x, x − 2q)`:
 //! when `x < 2q` the subtraction wraps to a larger value. No branch, no predication.
 //!
+//! Control flow: the butterfly bodies are straight-line; the layer kernels repeat them in
+//! counted loops (`subs`/`bne` on a public count: groups, rows), and the fused last-two-layer
+//! row kernels (`ct_quad_row64`, `gs_quad_row64`) have no branch at all. Every conditional
+//! branch in a kernel function is such a loop back-edge, which `firmware/m55/audit.sh`
+//! checks on the linked binary.
+//!
 //! - forward (Cooley–Tukey): `u = reduce(x, 2q) + q`, `d = hi(y·w) − hi(m·q)`,
 //!   `x' = u + d`, `y' = u − d`; values stay below `4q`.
 //! - inverse (Gentleman–Sande): `x' = reduce(x + y, 2q)`, `y' = mont(x + 2q − y, w)`;
