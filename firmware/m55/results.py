@@ -192,9 +192,11 @@ def main():
       "of both presets; `.bss`: keystream tapes and test buffers).\n")
     w("## Binary audit (`audit.sh`, rules in `audit.py`)\n")
     w(f"`{audit}`. The MVE kernel passes, the secret stream's AES core (`aes128_encrypt`, `sub_bytes`) and the "
-      "bfv secret arithmetic (`mul_assign`, `finish_c0`, `behz_accumulate`, `behz_finish`, `Workspace::clear`) "
+      "bfv secret arithmetic (`mul_assign`, `finish_c0`, `behz_accumulate`, `behz_finish`, `Workspace::clear`), "
+      "and non-inlined instances of the secret-stream samplers and the small-value lift (`src/audit_points.rs`) "
       "contain no division, no conditional branch other than loop back-edges / exits / zero-trip guards, and no "
-      "register-indexed load. The negative controls must fail and do: the table AES (R3), the rejection sampler "
+      "register-indexed load. The secret stream's word reader (`Buffered::next_u32`) passes with pinned, "
+      "reviewed findings: one refill test and three loads at the read position, both public. The negative controls must fail and do: the table AES (R3), the rejection sampler "
       "(R2) and `__aeabi_uldivmod` (R1). What the rules do not prove is listed at the top of `audit.py`.\n")
     w("## Findings worth knowing\n")
     w("- With `+mve`, LLVM's auto-vectoriser miscompiled the bfv crate's constant-time CDT Gaussian sampler in "

@@ -4,6 +4,7 @@
 #![no_std]
 #![no_main]
 
+mod audit_points;
 mod bfv_bench;
 mod harness;
 mod kat;
@@ -62,6 +63,7 @@ fn main() -> ! {
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
     table_aes::self_test(&mut h);
+    audit_points::run(&mut h);
     table_aes::keystream_cost();
     // SAFETY: as above; each static is initialised once, here, before any use.
     let seal = unsafe {
