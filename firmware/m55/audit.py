@@ -35,8 +35,9 @@ trip count is public (R2 accepts loop control; publicness of the counters is arg
 source: lengths are compile-time constants or public sizes), that an address computed by
 separate arithmetic (`add` then an immediate-offset load) is public (R3 sees addressing
 modes only), and anything about callees that are not themselves listed. Functions that the
-compiler inlined into larger ones (the bfv samplers, for instance) are audited only as part
-of a listed function that contains them.
+compiler inlines into larger ones (the bfv samplers, for instance) are audited through
+non-inlined instances compiled from the same generic code (src/audit_points.rs); the copies
+inlined elsewhere are compiled separately and are not themselves checked.
 """
 import re
 import subprocess
