@@ -28,7 +28,7 @@ pub use ntt::{Ntt, NttBackend, NttTable, NttView, Portable};
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86;
-#[cfg(target_arch = "x86_64")]
-pub use x86::X86;
 #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
 pub use x86::ShoupTable;
+#[cfg(target_arch = "x86_64")]
+pub use x86::X86;

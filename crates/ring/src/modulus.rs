@@ -211,14 +211,14 @@ pub const fn is_prime(n: u32) -> bool {
         if n == small[i] {
             return true;
         }
-        if n % small[i] == 0 {
+        if n.is_multiple_of(small[i]) {
             return false;
         }
         i += 1;
     }
     let mut d = n as u64 - 1;
     let mut s = 0;
-    while d % 2 == 0 {
+    while d.is_multiple_of(2) {
         d /= 2;
         s += 1;
     }

@@ -196,7 +196,7 @@ const fn check_params(q: u32, n: usize) -> Result<(Modulus, u32, u32), RingError
         Ok(m) => m,
         Err(e) => return Err(e),
     };
-    if (q as u64 - 1) % (2 * n as u64) != 0 {
+    if !(q as u64 - 1).is_multiple_of(2 * n as u64) {
         return Err(RingError::NotNttFriendly {
             modulus: q,
             degree: n,
@@ -372,8 +372,12 @@ impl NttBackend for Portable {
 }
 
 /// The backend chosen for this target: the fastest one available, [`Portable`] otherwise.
-#[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "arm", zeppelin_mve))))]
 pub type Ntt = Portable;
+/// The backend chosen for this target: AVX-512F or AVX2 when the CPU has them (detected at
+/// run time), [`Portable`] otherwise; see [`crate::X86`].
+#[cfg(target_arch = "x86_64")]
+pub type Ntt = crate::x86::X86;
 /// The backend chosen for this target: Helium (MVE), see [`crate::mve`].
 #[cfg(all(target_arch = "arm", zeppelin_mve))]
 pub type Ntt = crate::mve::Mve;
