@@ -546,7 +546,7 @@ fn from_hex(what: &str, text: &[u8]) -> RblweResult<Zeroizing<Vec<u8>>> {
             .filter(|c| !c.is_ascii_whitespace())
             .collect(),
     );
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(bad(format!("odd number of hex digits ({})", digits.len())));
     }
     let value = |c: u8| match c {

@@ -71,7 +71,7 @@ fn campaign<P: ParamSet>(trials: usize, masked_every: usize, round_trips: bool) 
             _ => {
                 let mut any = false;
                 for byte in tampered[start..start + size].iter_mut() {
-                    if rng.u32() % 8 == 0 {
+                    if rng.u32().is_multiple_of(8) {
                         *byte = rng.u32() as u8;
                         any = true;
                     }

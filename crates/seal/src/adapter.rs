@@ -46,7 +46,7 @@ pub fn device_to_seal(
     c1: &[u32],
 ) -> Result<Ciphertext> {
     let n = ctx.n();
-    if c0.len() != c1.len() || c0.len() % n != 0 || c0.is_empty() {
+    if c0.len() != c1.len() || !c0.len().is_multiple_of(n) || c0.is_empty() {
         return Err(SealError::Invalid {
             what: "device ciphertext",
             reason: format!("rows of {} and {} residues for n = {n}", c0.len(), c1.len()),
