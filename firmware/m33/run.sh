@@ -11,36 +11,18 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
-missing=()
-need() { command -v "$1" >/dev/null 2>&1 || missing+=("$1 (Debian package: $2)"); }
+source "$here/../tools.sh"
 need qemu-system-arm qemu-system-arm
 need arm-none-eabi-ld binutils-arm-none-eabi
 need arm-none-eabi-objdump binutils-arm-none-eabi
 need arm-none-eabi-nm binutils-arm-none-eabi
 need arm-none-eabi-size binutils-arm-none-eabi
 need python3 python3
-
-# A compiler that can build `core` for thumbv8m.main-none-eabihf: rustup with the target
-# installed, or Debian's rustc-web + rust-web-src with -Zbuild-std (see .cargo/config.toml).
-cargo_cmd=()
+find_cargo
+exit_if_missing
+# rustup's prebuilt core: switch off .cargo/config.toml's build-std.
 extra=()
-if command -v rustup >/dev/null 2>&1 && rustup target list --installed 2>/dev/null | grep -qx thumbv8m.main-none-eabihf; then
-  cargo_cmd=(cargo)
-  extra=(--config 'unstable.build-std=[]')
-elif [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] && [ -d /usr/lib/rustlib/src/rust/library/core ]; then
-  export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
-  cargo_cmd=(/usr/bin/cargo)
-else
-  missing+=("a Rust compiler for thumbv8m.main-none-eabihf: 'rustup target add thumbv8m.main-none-eabihf', or Debian's rustc-web cargo-web rust-web-src")
-fi
-
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "run.sh: missing tools:" >&2
-  for m in "${missing[@]}"; do echo "  - $m" >&2; done
-  echo "Install on Debian/Ubuntu with:" >&2
-  echo "  sudo apt-get update && sudo apt-get install -y rustc-web cargo-web rust-web-src gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm python3" >&2
-  exit 2
-fi
+[ "$via_rustup" = 0 ] || extra=(--config 'unstable.build-std=[]')
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/../../target-rblwe-m33}"
 elf="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/rblwe-m33"

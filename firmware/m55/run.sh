@@ -10,40 +10,19 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
 
-missing=()
-need() { command -v "$1" >/dev/null 2>&1 || missing+=("$1 (Debian package: $2)"); }
+source "$here/../tools.sh"
 need qemu-system-arm qemu-system-arm
 need arm-none-eabi-ld binutils-arm-none-eabi
 need arm-none-eabi-objdump binutils-arm-none-eabi
 need arm-none-eabi-size binutils-arm-none-eabi
 need python3 python3
-
-# Two ways to a compiler that can build `core` for thumbv8m.main-none-eabihf:
-# (a) rustup with the target installed; (b) Debian's rustc-web + rust-web-src with -Zbuild-std.
-cargo_cmd=()
-if command -v rustup >/dev/null 2>&1 && rustup target list --installed 2>/dev/null | grep -qx thumbv8m.main-none-eabihf; then
-  cargo_cmd=(cargo)
-  build_std=()
-elif [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] && [ -d /usr/lib/rustlib/src/rust/library/core ]; then
-  export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
-  cargo_cmd=(/usr/bin/cargo)
-  build_std=()
-else
-  missing+=("a Rust compiler for thumbv8m.main-none-eabihf: either 'rustup target add thumbv8m.main-none-eabihf', or Debian packages rustc-web cargo-web rust-web-src (Debian's /usr/bin/rustc, /usr/bin/cargo and the library source)")
-fi
-
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "run.sh: missing tools:" >&2
-  for m in "${missing[@]}"; do echo "  - $m" >&2; done
-  echo "Install on Debian/Ubuntu with:" >&2
-  echo "  sudo apt-get update && sudo apt-get install -y rustc-web cargo-web rust-web-src gcc-arm-none-eabi binutils-arm-none-eabi qemu-system-arm python3" >&2
-  exit 2
-fi
+find_cargo
+exit_if_missing
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/../../target-m55}"
 elf="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/zeppelin-m55"
 
-"${cargo_cmd[@]}" build --release -j 2 "${build_std[@]}"
+"${cargo_cmd[@]}" build --release -j 2
 
 echo "== static memory per section (arm-none-eabi-size -A; .twiddles = NTT tables in DTCM, .bulk = test vectors and KAT files only, .uninit = the test objects of both presets) =="
 arm-none-eabi-size -A "$elf" | awk 'NR<=2 || ($1 ~ /^\.(vector_table|text|rodata|twiddles|data|bss|uninit|bulk)$/)'

@@ -15,7 +15,7 @@ mod trng;
 
 use core::hint::black_box;
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
+use cortex_m_semihosting::hprintln;
 use rblwe::cca::{self, CcaSecretKey};
 use rblwe::cpa::{self, PublicKey, SecretKey};
 use rblwe::kat::{self, KatOutcome};
@@ -24,6 +24,7 @@ use rblwe::params::{ByteArray, ParamSet};
 use rblwe::{arith, reference};
 use rblwe::{Branchy, ConstantTime, EntropyPool, Hardened, PublicParameter, Set1, Set2, Set3};
 use trng::SimTrng;
+use zeppelin_harness::report::{self, Harness};
 
 static KAT_SET1: &[u8] = include_bytes!("../../../crates/rblwe/tests/kats/set1.kat");
 static KAT_SET2: &[u8] = include_bytes!("../../../crates/rblwe/tests/kats/set2.kat");
@@ -33,24 +34,6 @@ static KAT_SET3: &[u8] = include_bytes!("../../../crates/rblwe/tests/kats/set3.k
 /// (512 + 128 * 40 bytes), so "prefetched" means no refill inside any timed operation.
 const POOL: usize = 6144;
 type Pool = EntropyPool<SimTrng, POOL>;
-
-#[derive(Default)]
-struct Harness {
-    passed: u32,
-    failed: u32,
-}
-
-impl Harness {
-    fn check(&mut self, name: &str, detail: &str, ok: bool) {
-        if ok {
-            self.passed += 1;
-            hprintln!("PASS {} {}", name, detail);
-        } else {
-            self.failed += 1;
-            hprintln!("FAIL {} {}", name, detail);
-        }
-    }
-}
 
 /// Deterministic test inputs (xorshift32; not for secrets).
 struct Inputs(u32);
@@ -97,9 +80,9 @@ fn kernel_tests<P: ParamSet>(h: &mut Harness) {
         arith::mul_general(got.as_mut(), ext.as_ref(), s.as_ref());
         ok_general &= got == expected;
     }
-    h.check("uadd8 binary multiplication (constant-time) == schoolbook", P::NAME, ok_ct);
-    h.check("uadd8 binary multiplication (branchy) == schoolbook", P::NAME, ok_branchy);
-    h.check("general multiplication (shares) == schoolbook", P::NAME, ok_general);
+    h.check_detail("uadd8 binary multiplication (constant-time) == schoolbook", P::NAME, ok_ct);
+    h.check_detail("uadd8 binary multiplication (branchy) == schoolbook", P::NAME, ok_branchy);
+    h.check_detail("general multiplication (shares) == schoolbook", P::NAME, ok_general);
 }
 
 fn gadget_tests(h: &mut Harness) {
@@ -110,7 +93,7 @@ fn gadget_tests(h: &mut Harness) {
         let (z0, z1) = masked::isw_and(x0, x1, y0, y1, r);
         ok &= z0 ^ z1 == (x0 ^ x1) & (y0 ^ y1) && z0 == (x0 & y0) ^ r;
     }
-    h.check("asm ISW AND gadget", "10000 cases", ok);
+    h.check_detail("asm ISW AND gadget", "10000 cases", ok);
     let mut ok_lanes = true;
     for _ in 0..10_000 {
         let (x, y) = (rng.next(), rng.next());
@@ -121,7 +104,7 @@ fn gadget_tests(h: &mut Harness) {
             ok_lanes &= (d >> (8 * t)) as u8 == xb.wrapping_sub(yb);
         }
     }
-    h.check("uadd8/usub8 lanes == byte arithmetic", "10000 cases", ok_lanes);
+    h.check_detail("uadd8/usub8 lanes == byte arithmetic", "10000 cases", ok_lanes);
     let mut ok_a2b = true;
     let mut random = [0u32; masked::RANDOM_WORDS_PER_GROUP];
     for log_q in [7u32, 8] {
@@ -139,25 +122,25 @@ fn gadget_tests(h: &mut Harness) {
             ok_a2b &= b0 ^ b1 == expected;
         }
     }
-    h.check("masked A2B + MSB (asm gadget) == direct", "10000 cases", ok_a2b);
+    h.check_detail("masked A2B + MSB (asm gadget) == direct", "10000 cases", ok_a2b);
 }
 
 fn kat_test<P: ParamSet>(h: &mut Harness, file: &[u8]) {
     match kat::check::<P>(file) {
         Ok(KatOutcome::Pass { sections }) => {
-            h.check("KAT", P::NAME, true);
+            h.check_detail("KAT", P::NAME, true);
             hprintln!("     {} sections, {} bytes", sections, file.len());
         }
         Ok(KatOutcome::Mismatch { section }) => {
-            h.check("KAT", P::NAME, false);
+            h.check_detail("KAT", P::NAME, false);
             hprintln!("     first mismatch in section {}", section);
         }
         Ok(KatOutcome::WrongLength { produced, expected }) => {
-            h.check("KAT", P::NAME, false);
+            h.check_detail("KAT", P::NAME, false);
             hprintln!("     produced {} bytes, file has {}", produced, expected);
         }
         Err(e) => {
-            h.check("KAT", P::NAME, false);
+            h.check_detail("KAT", P::NAME, false);
             hprintln!("     error: {}", e);
         }
     }
@@ -177,7 +160,6 @@ fn fresh_pool(seed: u32, mode: Mode) -> Pool {
     pool
 }
 
-/// Median instructions over RUNS runs of `op`, each with a fresh pool (built untimed).
 /// Median instructions over RUNS runs of `op` (which reports success), each with a fresh
 /// pool built outside the timed window.
 fn median_of<F: FnMut(&mut Pool) -> bool>(cal: (u64, u64), mode: Mode, mut op: F) -> (u64, bool) {
@@ -219,7 +201,7 @@ fn row<F: FnMut(&mut Pool) -> bool>(
         hprintln!("| {} | {} | {} | {} | - | {} |", set, stage, op, cold, stack);
     }
     if !(ok_cold && ok_warm && ok_stack) {
-        h.check("measured operation returned Ok", op, false);
+        h.check_detail("measured operation returned Ok", op, false);
     }
 }
 
@@ -237,11 +219,11 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
         ($cfg:ty, $label:expr) => {{
             let (pk, sk) = match cpa::keygen::<P, $cfg, _, POOL>(&a, &mut setup) {
                 Ok(k) => k,
-                Err(_) => return h.check("setup keygen", set, false),
+                Err(_) => return h.check_detail("setup keygen", set, false),
             };
             let ct = match cpa::encrypt::<P, $cfg, _, POOL>(&pk, message, &mut setup) {
                 Ok(c) => c,
-                Err(_) => return h.check("setup encrypt", set, false),
+                Err(_) => return h.check_detail("setup encrypt", set, false),
             };
             row(h, cal, set, $label, "keygen", true, |pool| {
                 black_box(cpa::keygen::<P, $cfg, _, POOL>(black_box(&a), pool).is_ok())
@@ -254,7 +236,7 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
             });
             let ok = cpa::decrypt::<P, $cfg>(&sk, &ct, out).is_ok()
                 && (P::FAILURE_LOG2 < -12 && &out[..] == message || P::FAILURE_LOG2 >= -12);
-            h.check("measured decryption correct", $label, ok);
+            h.check_detail("measured decryption correct", $label, ok);
         }};
     }
     cpa_stage!(Branchy, "branchy CPA");
@@ -263,11 +245,11 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
     // Stage 3: branch-free + CCA2 + fault hardening (plain key).
     let (cpk, mut csk) = match cca::keygen::<P, Hardened, _, POOL>(&a, &mut setup) {
         Ok(k) => k,
-        Err(_) => return h.check("setup cca keygen", set, false),
+        Err(_) => return h.check_detail("setup cca keygen", set, false),
     };
     let cct = match cca::encrypt::<P, Hardened, _, POOL>(&cpk, message, &mut setup) {
         Ok(c) => c,
-        Err(_) => return h.check("setup cca encrypt", set, false),
+        Err(_) => return h.check_detail("setup cca encrypt", set, false),
     };
     let label = "BF + CCA2/fault";
     row(h, cal, set, label, "keygen", true, |pool| {
@@ -283,11 +265,11 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
     // Stage 4: + first-order masked decryption (shared-key keygen, masked CPA decryption).
     let (mpk, mut msk) = match cca::keygen_masked::<P, Hardened, _, POOL>(&a, &mut setup) {
         Ok(k) => k,
-        Err(_) => return h.check("setup masked keygen", set, false),
+        Err(_) => return h.check_detail("setup masked keygen", set, false),
     };
     let mct = match cca::encrypt::<P, Hardened, _, POOL>(&mpk, message, &mut setup) {
         Ok(c) => c,
-        Err(_) => return h.check("setup masked encrypt", set, false),
+        Err(_) => return h.check_detail("setup masked encrypt", set, false),
     };
     let label = "BF + CCA2/fault + masked dec";
     row(h, cal, set, label, "keygen", true, |pool| {
@@ -301,7 +283,7 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
     });
     let ok = cca::decrypt::<P, Hardened, _, _, POOL>(&mut msk, &mct, &mut setup, out).is_ok()
         && (P::FAILURE_LOG2 >= -12 || &out[..] == message);
-    h.check("measured masked CCA2 decryption correct", set, ok);
+    h.check_detail("measured masked CCA2 decryption correct", set, ok);
     hprintln!(
         "|   {} state bytes: PublicKey {}, SecretKey {}, CcaSecretKey {}, CcaSecretKey<masked> {}, pool {} |",
         set,
@@ -315,11 +297,7 @@ fn measure<P: ParamSet>(cal: (u64, u64), h: &mut Harness) {
 
 /// Ticks of `f`, median of RUNS.
 fn median_ticks<F: FnMut()>(mut f: F) -> u32 {
-    let mut samples = [0u32; meter::RUNS];
-    for s in samples.iter_mut() {
-        *s = meter::ticks(&mut f);
-    }
-    meter::median(&mut samples)
+    meter::median_of(|| meter::ticks(&mut f))
 }
 
 /// Secret-independence of the instruction count (a stronger, exact form of the paper's
@@ -345,13 +323,13 @@ fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
         SecretKey::<P>::from_bytes(light.as_ref()),
         SecretKey::<P>::from_bytes(heavy.as_ref()),
     ) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let Ok((pk, _)) = cpa::keygen::<P, Hardened, _, POOL>(&a, &mut pool) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let Ok(ct) = cpa::encrypt::<P, Hardened, _, POOL>(&pk, message, &mut pool) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let pair = |x: u32, y: u32| (meter::to_instructions(x, cal), meter::to_instructions(y, cal));
     let close = |x: u32, y: u32| x.abs_diff(y) <= 1;
@@ -363,8 +341,8 @@ fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
     let (bl, bh) = pair(b0, b1);
     let (tl, th) = pair(t0, t1);
     hprintln!("     {} CPA decrypt, light vs heavy key: branchy {} vs {}; branch-free {} vs {}", P::NAME, bl, bh, tl, th);
-    h.check("instruction count independent of the secret key (branch-free CPA decrypt)", P::NAME, close(t0, t1));
-    h.check("branchy baseline does depend on the key (the check can fail)", P::NAME, !close(b0, b1));
+    h.check_detail("instruction count independent of the secret key (branch-free CPA decrypt)", P::NAME, close(t0, t1));
+    h.check_detail("branchy baseline does depend on the key (the check can fail)", P::NAME, !close(b0, b1));
 
     // Encryption: the secret is e1 (from the pool); different pool seeds give different e1.
     let e0 = median_ticks(|| {
@@ -375,38 +353,38 @@ fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
         let mut p = fresh_pool(0xdead_beef, Mode::Prefetched);
         black_box(cpa::encrypt::<P, ConstantTime, _, POOL>(&pk, message, &mut p).is_ok());
     });
-    h.check("instruction count independent of e1 and message (branch-free encrypt, incl. untimed pool setup)", P::NAME, close(e0, e1));
+    h.check_detail("instruction count independent of e1 and message (branch-free encrypt, incl. untimed pool setup)", P::NAME, close(e0, e1));
 
     // CCA2 decryption of a valid and of a tampered ciphertext (implicit rejection).
     let Ok((cpk, mut csk)) = cca::keygen::<P, Hardened, _, POOL>(&a, &mut pool) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let Ok(valid) = cca::encrypt::<P, Hardened, _, POOL>(&cpk, message, &mut pool) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let mut bytes = [0u8; 2 * 512 + 2 * 64];
     let len = rblwe::cca::CcaCiphertext::<P>::BYTES;
     let _ = valid.write_bytes(&mut bytes[..len]);
     bytes[len - 1] ^= 0x40;
     let Ok(invalid) = rblwe::cca::CcaCiphertext::<P>::from_bytes(&bytes[..len]) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let v = median_ticks(|| { black_box(cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &valid, &mut pool, out).is_ok()); });
     let i = median_ticks(|| { black_box(cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &invalid, &mut pool, out).is_ok()); });
     let (vv, ii) = pair(v, i);
     hprintln!("     {} CCA2 decrypt, valid vs tampered: {} vs {}", P::NAME, vv, ii);
-    h.check("instruction count independent of ciphertext validity (CCA2 decrypt)", P::NAME, close(v, i));
+    h.check_detail("instruction count independent of ciphertext validity (CCA2 decrypt)", P::NAME, close(v, i));
 
     // Masked decryption with the two keys (shares are refreshed from the pool each time).
     let (Ok(mut ml), Ok(mut mh)) = (
         MaskedSecretKey::from_secret_key(&light, &mut pool),
         MaskedSecretKey::from_secret_key(&heavy, &mut pool),
     ) else {
-        return h.check("constant-count setup", P::NAME, false);
+        return h.check_detail("constant-count setup", P::NAME, false);
     };
     let m0 = median_ticks(|| { black_box(ml.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok()); });
     let m1 = median_ticks(|| { black_box(mh.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok()); });
-    h.check("instruction count independent of the secret key (masked decrypt)", P::NAME, close(m0, m1));
+    h.check_detail("instruction count independent of the secret key (masked decrypt)", P::NAME, close(m0, m1));
 }
 
 #[entry]
@@ -414,11 +392,7 @@ fn main() -> ! {
     let mut h = Harness::default();
     let mut cp = match cortex_m::Peripherals::take() {
         Some(cp) => cp,
-        None => {
-            hprintln!("FAIL peripherals unavailable");
-            debug::exit(debug::EXIT_FAILURE);
-            loop {}
-        }
+        None => report::fail_and_exit(format_args!("peripherals unavailable")),
     };
     meter::start_systick(&mut cp.SYST);
     let cal = meter::calibrate();
@@ -456,17 +430,10 @@ fn main() -> ! {
     measure::<Set3>(cal, &mut h);
 
     hprintln!("== {} passed, {} failed ==", h.passed, h.failed);
-    debug::exit(if h.failed == 0 {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
-    loop {}
+    h.exit()
 }
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("FAIL panic: {}", info);
-    debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    report::fail_and_exit(format_args!("panic: {}", info))
 }

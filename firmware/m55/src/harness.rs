@@ -1,26 +1,6 @@
-//! PASS/FAIL bookkeeping for on-target tests, printed over semihosting.
+//! Test helpers of the M55 firmware; the PASS/FAIL bookkeeping is the shared harness's.
 
-use cortex_m_semihosting::hprintln;
-
-/// Counts of passed and failed checks.
-#[derive(Default)]
-pub struct Harness {
-    pub passed: u32,
-    pub failed: u32,
-}
-
-impl Harness {
-    /// Records one named check and prints `PASS name` or `FAIL name: why`.
-    pub fn check(&mut self, name: &str, ok: bool, why: core::fmt::Arguments<'_>) {
-        if ok {
-            self.passed += 1;
-            hprintln!("PASS {}", name);
-        } else {
-            self.failed += 1;
-            hprintln!("FAIL {}: {}", name, why);
-        }
-    }
-}
+pub use zeppelin_harness::report::Harness;
 
 /// Index and values of the first difference between two slices, if any.
 pub fn first_mismatch<T: PartialEq + Copy>(a: &[T], b: &[T]) -> Option<(usize, T, T)> {

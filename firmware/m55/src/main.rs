@@ -16,9 +16,10 @@ mod tape;
 
 use core::mem::MaybeUninit;
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
+use cortex_m_semihosting::hprintln;
 use harness::Harness;
 use zeppelin::{Seal4096, Zeppelin4096};
+use zeppelin_harness::report;
 use zeppelin_ring::mve::Mve;
 use zeppelin_ring::Portable;
 
@@ -84,23 +85,14 @@ fn main() -> ! {
     bfv_bench::print_table("Zeppelin4096", 4, &rows);
 
     hprintln!("RESULT {} passed, {} failed", h.passed, h.failed);
-    if h.failed == 0 {
-        debug::exit(debug::EXIT_SUCCESS);
-    } else {
-        debug::exit(debug::EXIT_FAILURE);
-    }
-    loop {}
+    h.exit()
 }
 
 fn fail_hard(why: &str) -> ! {
-    hprintln!("FAIL harness: {}", why);
-    debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    report::fail_and_exit(format_args!("harness: {}", why))
 }
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("FAIL panic: {}", info);
-    debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    report::fail_and_exit(format_args!("panic: {}", info))
 }
