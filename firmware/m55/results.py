@@ -188,8 +188,8 @@ def main():
     w("The NTT tables are placed in DTCM (`.twiddles`), as the paper places its twiddle planes; a board would "
       "copy them there from flash at start-up, so count them in flash too. The full test image (`zeppelin-m55`): "
       + ", ".join(f"`{k}` {num(v)}" for k, v in sizes.items()) +
-      " (`.bulk`: NTT vectors and KAT files, test-only, outside the 512 KiB code memory; `.uninit`: the objects "
-      "of both presets; `.bss`: keystream tapes and test buffers).\n")
+      " (`.bulk`: NTT vectors and KAT files, test-only, outside the 512 KiB code memory; `.bss`: the objects "
+      "of both presets, keystream tapes and test buffers).\n")
     w("## Binary audit (`audit.sh`, rules in `audit.py`)\n")
     w(f"`{audit}`. The MVE kernel passes, the secret stream's AES core (`aes128_encrypt`, `sub_bytes`) and the "
       "bfv secret arithmetic (`mul_assign`, `finish_c0`, `behz_accumulate`, `behz_finish`, `Workspace::clear`), "
@@ -202,10 +202,7 @@ def main():
     w("- With `+mve`, LLVM's auto-vectoriser miscompiled the bfv crate's constant-time CDT Gaussian sampler in "
       "some inlining contexts: every sample came out +4 (one 4-lane group of thresholds counted wrongly). Only "
       "the public-key-encryption KAT caught it. The firmware builds with `-C no-vectorize-loops -C "
-      "no-vectorize-slp`; Helium code is the hand-written asm only. Root cause not isolated further.\n"
-      "- `Ciphertext::zeroed()` / `SeededCiphertext::zeroed()` store the level `K`, so a `static` built from "
-      "them lands in `.data` and costs its full size again in flash; the images here place the objects in "
-      "`.uninit` and initialise them field by field.")
+      "no-vectorize-slp`; Helium code is the hand-written asm only. Root cause not isolated further.")
     print("\n".join(out))
 
 

@@ -26,16 +26,20 @@ pub struct Ciphertext<P: Params> {
 }
 
 impl<P: Params> Ciphertext<P> {
-    /// An all-zero ciphertext at the full level (`const`, for `static` initialisers).
+    /// An empty ciphertext, to be filled by encryption or parsing (`const`, for `static`
+    /// initialisers). Every byte is zero, level included, so a `static` of it lands in
+    /// `.bss` and costs no flash. Level 0 means "not written yet": until it is filled,
+    /// decryption, expansion and [`Self::write_bytes`] refuse it with
+    /// [`Error::InvalidLevel`] rather than treat it as an encryption of zero.
     pub const fn zeroed() -> Self {
         Self {
-            level: P::K,
+            level: 0,
             c0: P::Rns::ZERO,
             c1: P::Rns::ZERO,
         }
     }
 
-    /// The level `L` (number of data primes).
+    /// The level `L` (number of data primes); 0 while the ciphertext is empty.
     pub fn level(&self) -> usize {
         self.level
     }
@@ -79,7 +83,9 @@ impl<P: Params> Ciphertext<P> {
     }
 
     /// Writes `c0 ‖ c1` (each `L·n` little-endian `u32`, prime-major); returns the length.
+    /// An empty ciphertext ([`Self::zeroed`], never filled) is refused.
     pub fn write_bytes(&self, out: &mut [u8]) -> Result<usize, Error> {
+        check_level::<P>(self.level)?;
         let len = Self::bytes_at(self.level);
         let found = out.len();
         let out = out
@@ -121,16 +127,20 @@ pub struct SeededCiphertext<P: Params> {
 }
 
 impl<P: Params> SeededCiphertext<P> {
-    /// An all-zero ciphertext at the full level (`const`, for `static` initialisers).
+    /// An empty seeded ciphertext, to be filled by encryption or parsing (`const`, for
+    /// `static` initialisers). Every byte is zero, level included, so a `static` of it lands
+    /// in `.bss` and costs no flash. Level 0 means "not written yet": until it is filled,
+    /// decryption, expansion and [`Self::write_bytes`] refuse it with
+    /// [`Error::InvalidLevel`].
     pub const fn zeroed() -> Self {
         Self {
-            level: P::K,
+            level: 0,
             c0: P::Rns::ZERO,
             seed: PublicSeed([0; SEED_BYTES]),
         }
     }
 
-    /// The level `L`.
+    /// The level `L`; 0 while the ciphertext is empty.
     pub fn level(&self) -> usize {
         self.level
     }
@@ -158,8 +168,10 @@ impl<P: Params> SeededCiphertext<P> {
         level * N * 4 + SEED_BYTES
     }
 
-    /// Writes `c0 ‖ seed` (`L·n` little-endian `u32`, then the 32 seed bytes).
+    /// Writes `c0 ‖ seed` (`L·n` little-endian `u32`, then the 32 seed bytes). An empty
+    /// ciphertext ([`Self::zeroed`], never filled) is refused.
     pub fn write_bytes(&self, out: &mut [u8]) -> Result<usize, Error> {
+        check_level::<P>(self.level)?;
         let len = Self::bytes_at(self.level);
         let found = out.len();
         let out = out

@@ -121,6 +121,34 @@ fn bad_input_gets_typed_errors_and_leaves_outputs_alone() {
     let plain = Box::new([0u32; N]);
     let mut out = Box::new([9u32; N]);
     let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
+
+    // An empty ciphertext (never filled) is refused, not decrypted as an encryption of zero.
+    let empty_level = Err(Error::InvalidLevel { level: 0, max: 3 });
+    assert_eq!(ct.level(), 0);
+    assert_eq!(
+        Bfv::<Seal4096>::decrypt(&sk, &ct, &mut out, &mut ws),
+        empty_level
+    );
+    assert_eq!(
+        Bfv::<Seal4096>::noise_budget(&sk, &ct, &mut vec![0u32; 3 * N], &mut ws),
+        empty_level.map(|_| 0)
+    );
+    assert_eq!(ct.write_bytes(&mut [0u8; 16]), empty_level.map(|_| 0));
+    let empty_seeded = Box::new(SeededCiphertext::<Seal4096>::zeroed());
+    assert_eq!(
+        Bfv::<Seal4096>::decrypt_seeded(&sk, &empty_seeded, &mut out, &mut ws),
+        empty_level
+    );
+    assert_eq!(
+        Bfv::<Seal4096>::expand_ct1(&empty_seeded, &mut ct),
+        empty_level
+    );
+    assert_eq!(
+        empty_seeded.write_bytes(&mut [0u8; 64]),
+        empty_level.map(|_| 0)
+    );
+    assert!(out.iter().all(|&v| v == 9));
+
     Bfv::<Seal4096>::encrypt_public(&pk, &plain, &mut rng, &mut ct, &mut ws).unwrap();
 
     // A residue >= its prime.

@@ -27,26 +27,18 @@ pub struct Objects<P: Params> {
 }
 
 impl<P: Params> Objects<P> {
-    /// Initialises `*p` field by field (never building the whole value on the stack).
-    ///
-    /// The objects live in `.uninit`, not `.bss`: `Ciphertext::zeroed()` stores its level
-    /// (`K`), so a `static` holding one would go to `.data` and cost its full size again in
-    /// flash as the load image.
-    ///
-    /// # Safety
-    /// `p` must be valid for writes and not aliased.
-    pub unsafe fn init(p: *mut Self) {
-        // SAFETY: the caller guarantees `p`; each field is written once, in place.
-        unsafe {
-            core::ptr::addr_of_mut!((*p).sk).write(SecretKey::zeroed());
-            core::ptr::addr_of_mut!((*p).pk).write(PublicKey::zeroed());
-            core::ptr::addr_of_mut!((*p).ct).write(Ciphertext::zeroed());
-            core::ptr::addr_of_mut!((*p).ct_pub).write(Ciphertext::zeroed());
-            core::ptr::addr_of_mut!((*p).sct).write(SeededCiphertext::zeroed());
-            core::ptr::addr_of_mut!((*p).ws).write(Workspace::zeroed());
-            core::ptr::addr_of_mut!((*p).slots).write([0; N]);
-            core::ptr::addr_of_mut!((*p).plain).write([0; N]);
-            core::ptr::addr_of_mut!((*p).out).write([0; N]);
+    /// All objects empty. Every byte is zero, so a `static` of it goes to `.bss`.
+    pub const fn zeroed() -> Self {
+        Self {
+            sk: SecretKey::zeroed(),
+            pk: PublicKey::zeroed(),
+            ct: Ciphertext::zeroed(),
+            ct_pub: Ciphertext::zeroed(),
+            sct: SeededCiphertext::zeroed(),
+            ws: Workspace::zeroed(),
+            slots: [0; N],
+            plain: [0; N],
+            out: [0; N],
         }
     }
 }

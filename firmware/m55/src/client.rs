@@ -4,11 +4,9 @@
 //! memory goal is about. Each image runs its operations once, checks the round trip, prints
 //! PASS/FAIL and exits with the status.
 //!
-//! Objects live in `.uninit` and are initialised field by field at start-up: their
-//! `zeroed()` constructors store the level `K`, which would put them in `.data` and cost
-//! their full size again in flash as a load image.
+//! Each image keeps its objects in one `static` built by a `const fn zeroed()`: every byte is
+//! zero, so it goes to `.bss` and costs no flash.
 
-use core::mem::MaybeUninit;
 use cortex_m_semihosting::{debug, hprintln};
 use zeppelin::params::Params;
 use zeppelin::{
@@ -26,6 +24,19 @@ pub struct Symmetric<P: Params> {
     plain: [u32; N],
 }
 
+impl<P: Params> Symmetric<P> {
+    /// All objects empty (all-zero bytes: a `static` of it goes to `.bss`).
+    pub const fn zeroed() -> Self {
+        Self {
+            sk: SecretKey::zeroed(),
+            ws: Workspace::zeroed(),
+            ct: SeededCiphertext::zeroed(),
+            slots: [0; N],
+            plain: [0; N],
+        }
+    }
+}
+
 /// What the public-key client keeps: public key, workspace, one full ciphertext, slots and
 /// plaintext (and the secret key only to check the round trip).
 pub struct Public<P: Params> {
@@ -35,6 +46,20 @@ pub struct Public<P: Params> {
     ct: Ciphertext<P>,
     slots: [u32; N],
     plain: [u32; N],
+}
+
+impl<P: Params> Public<P> {
+    /// All objects empty (all-zero bytes: a `static` of it goes to `.bss`).
+    pub const fn zeroed() -> Self {
+        Self {
+            sk: SecretKey::zeroed(),
+            pk: PublicKey::zeroed(),
+            ws: Workspace::zeroed(),
+            ct: Ciphertext::zeroed(),
+            slots: [0; N],
+            plain: [0; N],
+        }
+    }
 }
 
 fn finish(ok: bool, what: &str) -> ! {
@@ -55,17 +80,7 @@ fn fill_slots(slots: &mut [u32; N]) {
 }
 
 /// Key generation, encode, seeded encryption, then decryption + decode of it.
-pub fn run_symmetric<P: Params>(cell: &'static mut MaybeUninit<Symmetric<P>>, name: &str) -> ! {
-    let p = cell.as_mut_ptr();
-    // SAFETY: `p` is a valid, unaliased static; each field is written once, in place.
-    let c = unsafe {
-        core::ptr::addr_of_mut!((*p).sk).write(SecretKey::zeroed());
-        core::ptr::addr_of_mut!((*p).ws).write(Workspace::zeroed());
-        core::ptr::addr_of_mut!((*p).ct).write(SeededCiphertext::zeroed());
-        core::ptr::addr_of_mut!((*p).slots).write([0; N]);
-        core::ptr::addr_of_mut!((*p).plain).write([0; N]);
-        &mut *p
-    };
+pub fn run_symmetric<P: Params>(c: &mut Symmetric<P>, name: &str) -> ! {
     fill_slots(&mut c.slots);
     let expected = c.slots;
     let seeds = EncryptionSeeds {
@@ -83,18 +98,7 @@ pub fn run_symmetric<P: Params>(cell: &'static mut MaybeUninit<Symmetric<P>>, na
 }
 
 /// Key generation (secret and public), encode, public-key encryption, decryption + decode.
-pub fn run_public<P: Params>(cell: &'static mut MaybeUninit<Public<P>>, name: &str) -> ! {
-    let p = cell.as_mut_ptr();
-    // SAFETY: as in run_symmetric.
-    let c = unsafe {
-        core::ptr::addr_of_mut!((*p).sk).write(SecretKey::zeroed());
-        core::ptr::addr_of_mut!((*p).pk).write(PublicKey::zeroed());
-        core::ptr::addr_of_mut!((*p).ws).write(Workspace::zeroed());
-        core::ptr::addr_of_mut!((*p).ct).write(Ciphertext::zeroed());
-        core::ptr::addr_of_mut!((*p).slots).write([0; N]);
-        core::ptr::addr_of_mut!((*p).plain).write([0; N]);
-        &mut *p
-    };
+pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
     fill_slots(&mut c.slots);
     let expected = c.slots;
     let r = Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([7; 32]), &mut c.sk)

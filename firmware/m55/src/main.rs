@@ -14,7 +14,6 @@ mod ring_tests;
 mod table_aes;
 mod tape;
 
-use core::mem::MaybeUninit;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::hprintln;
 use harness::Harness;
@@ -24,10 +23,8 @@ use zeppelin_ring::mve::Mve;
 use zeppelin_ring::Portable;
 
 static mut BUFS: [[u32; ring_tests::N]; 4] = [[0; ring_tests::N]; 4];
-#[link_section = ".uninit.seal"]
-static mut SEAL: MaybeUninit<bfv_bench::Objects<Seal4096>> = MaybeUninit::uninit();
-#[link_section = ".uninit.zeppelin"]
-static mut ZEPPELIN: MaybeUninit<bfv_bench::Objects<Zeppelin4096>> = MaybeUninit::uninit();
+static mut SEAL: bfv_bench::Objects<Seal4096> = bfv_bench::Objects::zeroed();
+static mut ZEPPELIN: bfv_bench::Objects<Zeppelin4096> = bfv_bench::Objects::zeroed();
 static mut SCRATCH: [u32; ring_tests::N] = [0; ring_tests::N];
 static mut EXPECT: [u32; ring_tests::N] = [0; ring_tests::N];
 
@@ -66,17 +63,12 @@ fn main() -> ! {
     table_aes::self_test(&mut h);
     audit_points::run(&mut h);
     table_aes::keystream_cost();
-    // SAFETY: as above; each static is initialised once, here, before any use.
-    let seal = unsafe {
-        let p = core::ptr::addr_of_mut!(SEAL).cast::<bfv_bench::Objects<Seal4096>>();
-        bfv_bench::Objects::init(p);
-        &mut *p
-    };
     // SAFETY: as above.
-    let zep = unsafe {
-        let p = core::ptr::addr_of_mut!(ZEPPELIN).cast::<bfv_bench::Objects<Zeppelin4096>>();
-        bfv_bench::Objects::init(p);
-        &mut *p
+    let (seal, zep) = unsafe {
+        (
+            &mut *core::ptr::addr_of_mut!(SEAL),
+            &mut *core::ptr::addr_of_mut!(ZEPPELIN),
+        )
     };
     kat::run_all(&mut h, seal, zep);
     let rows = bfv_bench::run(&mut h, seal);

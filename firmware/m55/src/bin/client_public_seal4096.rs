@@ -6,14 +6,11 @@
 #[path = "../client.rs"]
 mod client;
 
-use core::mem::MaybeUninit;
-
-#[link_section = ".uninit.client"]
-static mut CLIENT: MaybeUninit<client::Public<zeppelin::Seal4096>> = MaybeUninit::uninit();
+static mut CLIENT: client::Public<zeppelin::Seal4096> = client::Public::zeroed();
 
 #[cortex_m_rt::entry]
 fn main() -> ! {
     // SAFETY: the only reference to the static, taken once.
-    let cell = unsafe { &mut *core::ptr::addr_of_mut!(CLIENT) };
-    client::run_public(cell, "client_public_seal4096: keygen (secret + public), encode, public-key encrypt, decrypt + decode")
+    let c = unsafe { &mut *core::ptr::addr_of_mut!(CLIENT) };
+    client::run_public(c, "client_public_seal4096: keygen (secret + public), encode, public-key encrypt, decrypt + decode")
 }

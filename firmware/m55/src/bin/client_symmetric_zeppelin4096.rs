@@ -6,17 +6,14 @@
 #[path = "../client.rs"]
 mod client;
 
-use core::mem::MaybeUninit;
-
-#[link_section = ".uninit.client"]
-static mut CLIENT: MaybeUninit<client::Symmetric<zeppelin::Zeppelin4096>> = MaybeUninit::uninit();
+static mut CLIENT: client::Symmetric<zeppelin::Zeppelin4096> = client::Symmetric::zeroed();
 
 #[cortex_m_rt::entry]
 fn main() -> ! {
     // SAFETY: the only reference to the static, taken once.
-    let cell = unsafe { &mut *core::ptr::addr_of_mut!(CLIENT) };
+    let c = unsafe { &mut *core::ptr::addr_of_mut!(CLIENT) };
     client::run_symmetric(
-        cell,
+        c,
         "client_symmetric_zeppelin4096: keygen, encode, seeded encrypt, decrypt + decode",
     )
 }
