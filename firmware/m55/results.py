@@ -193,7 +193,8 @@ def main():
     w("## Binary audit (`audit.sh`, rules in `audit.py`)\n")
     w(f"`{audit}`. The MVE kernel passes, the secret stream's AES core (`aes128_encrypt`, `sub_bytes`) and the "
       "bfv secret arithmetic (`mul_assign`, `finish_c0`, `behz_accumulate`, `behz_finish`, `Workspace::clear`), "
-      "and non-inlined instances of the secret-stream samplers and the small-value lift (`src/audit_points.rs`) "
+      "and the secret-stream samplers and the small-value lift (`sample_ternary`, `sample_gaussian` on the "
+      "software-AES stream, `lift_small`, out of line in the bfv crate so that the audited copies are the ones that run) "
       "contain no division, no conditional branch other than loop back-edges / exits / zero-trip guards, and no "
       "register-indexed load. The secret stream's word reader (`Buffered::next_u32`) passes with pinned, "
       "reviewed findings: one refill test and three loads at the read position, both public. The negative controls must fail and do: the table AES (R3), the rejection sampler "

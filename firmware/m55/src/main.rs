@@ -4,7 +4,6 @@
 #![no_std]
 #![no_main]
 
-mod audit_points;
 mod bfv_bench;
 mod harness;
 mod kat;
@@ -61,7 +60,6 @@ fn main() -> ! {
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
     table_aes::self_test(&mut h);
-    audit_points::run(&mut h);
     table_aes::keystream_cost();
     // SAFETY: as above.
     let (seal, zep) = unsafe {
