@@ -24,11 +24,10 @@
 use std::cell::RefCell;
 
 use rayon::prelude::*;
-use zeppelin_ring::NttBackend;
+use zeppelin_ring::{Ntt, NttBackend, RnsKernels, ShoupTable};
 
 use crate::context::{first_unreduced, Ciphertext, RelinKey, RnsContext};
 use crate::error::{EvalMultError, Result};
-use crate::kernels::{self, Backend};
 
 /// Tuning knobs; results never depend on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,8 +160,9 @@ pub struct Engine {
     key_a: Vec<u32>,
     /// Same for `b`.
     key_b: Vec<u32>,
-    /// Per tower: what the digits' forward transforms need beyond the context.
-    forward: Vec<kernels::ForwardTable>,
+    /// Per tower: the forward twiddles with their Shoup companions, for the digits'
+    /// transforms.
+    forward: Vec<ShoupTable>,
     options: EngineOptions,
 }
 
@@ -195,7 +195,7 @@ impl Engine {
             block: options.block.clamp(1, n),
         };
         let forward = (0..towers)
-            .map(|k| kernels::forward_table(&ctx, k))
+            .map(|k| ShoupTable::new(&ctx.table(k)))
             .collect();
         Ok(Self {
             ctx,
@@ -330,13 +330,13 @@ impl Engine {
                 for ((x, y), c2) in members.iter().zip(coefficients.chunks_exact_mut(len)) {
                     for (k, tower) in c2.chunks_exact_mut(n).enumerate() {
                         let range = k * n..(k + 1) * n;
-                        Backend::pointwise_mul(
+                        Ntt::pointwise_mul(
                             &self.ctx.moduli()[k],
                             &x.c1[range.clone()],
                             &y.c1[range],
                             tower,
                         )?;
-                        Backend::inverse(&self.ctx.table(k), tower)?;
+                        Ntt::inverse(&self.ctx.table(k), tower)?;
                     }
                 }
             }
@@ -361,15 +361,15 @@ impl Engine {
                     for (i, digit) in rows.map(|r| &mut r[..n]).enumerate() {
                         if i == k {
                             let range = k * n..(k + 1) * n;
-                            Backend::pointwise_mul(m, &x.c1[range.clone()], &y.c1[range], digit)?;
+                            Ntt::pointwise_mul(m, &x.c1[range.clone()], &y.c1[range], digit)?;
                         } else {
-                            kernels::lift_centered(
+                            Ntt::lift_centered(
                                 &c2[i * n..(i + 1) * n],
                                 &self.ctx.moduli()[i],
                                 m,
                                 digit,
                             )?;
-                            kernels::forward(&self.ctx, &self.forward[k], k, digit)?;
+                            Ntt::forward_shoup(&self.forward[k], digit)?;
                         }
                     }
                 }
@@ -383,7 +383,7 @@ impl Engine {
                 for (g, (x, y)) in members.iter().enumerate() {
                     let tower_digits = &digits[g * span..(g + 1) * span];
                     let at = g * len + range.start..g * len + range.end;
-                    kernels::tensor_key_switch_block(
+                    Ntt::tensor_key_switch_block(
                         m,
                         towers,
                         row,

@@ -10,7 +10,9 @@
 //! - [`Engine`]: the batched engine: tensor, in-engine digit decomposition (centred lift,
 //!   OpenFHE's NTT convention), key-switch multiply-accumulate with the evaluation key
 //!   streamed once per coefficient block across a group of ciphertexts, on all cores (rayon),
-//!   with the AVX-512 kernels of `zeppelin_ring::X86` when the CPU has them.
+//!   with the kernels of `zeppelin_ring` (`Ntt` and its `RnsKernels`: AVX-512 or AVX2 when
+//!   the CPU has them, portable code otherwise); the engine keeps no arithmetic kernel of
+//!   its own.
 //! - [`RnsContext`], [`RelinKey`], [`Ciphertext`]: validated inputs; every bad input
 //!   (modulus not an NTT-friendly prime for `n` or not below 2^30, residue `>= q`, wrong
 //!   shape, key for other moduli) is an [`EvalMultError`].
@@ -37,7 +39,6 @@ mod context;
 mod engine;
 mod error;
 pub mod frames;
-mod kernels;
 pub mod reference;
 pub mod server;
 pub mod vectors;

@@ -4,13 +4,12 @@
 use std::io::{BufReader, BufWriter};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 
-use zeppelin_ring::NttBackend;
+use zeppelin_ring::{Ntt, NttBackend, RnsKernels};
 
 use crate::context::{Ciphertext, RelinKey, RnsContext};
 use crate::engine::{Engine, TowerMajorDigits};
 use crate::error::{EvalMultError, Result};
 use crate::frames::{self, codes, Incoming, PairHeader};
-use crate::kernels::{self, Backend};
 
 /// One connection's state: the profile, and the pair frames of the session in progress.
 #[derive(Debug)]
@@ -158,11 +157,11 @@ fn relinearize_rlmp(ctx: &RnsContext, frame: &[u64], header: &PairHeader) -> Res
         for ct in 0..c {
             let [x0, x1, y0, y1] = &data.inputs[t][ct];
             let (mut t0, mut t1) = (vec![0u32; n], vec![0u32; n]);
-            Backend::pointwise_mul(m, x0, y0, &mut t0)?;
-            Backend::pointwise_mul(m, x0, y1, &mut t1)?;
-            Backend::pointwise_mul_add(m, x1, y0, &mut t1)?;
+            Ntt::pointwise_mul(m, x0, y0, &mut t0)?;
+            Ntt::pointwise_mul(m, x0, y1, &mut t1)?;
+            Ntt::pointwise_mul_add(m, x1, y0, &mut t1)?;
             let (mut r0, mut r1) = (vec![0u32; n], vec![0u32; n]);
-            kernels::key_switch_block(
+            Ntt::key_switch_block(
                 m,
                 d,
                 n,

@@ -383,7 +383,7 @@ pub type Ntt = crate::x86::X86;
 pub type Ntt = crate::mve::Mve;
 
 #[inline]
-fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
+pub(crate) fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
     if expected == found {
         Ok(())
     } else {

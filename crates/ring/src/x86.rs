@@ -1,6 +1,6 @@
 //! The x86-64 SIMD backend: AVX-512F (16 lanes) or else AVX2 (8 lanes), detected at run time
-//! (`cpufeatures`, works in `no_std`), with [`Portable`] and scalar code as the fallback on
-//! CPUs with neither ([`X86::simd_level`] says which is in use).
+//! (`cpufeatures`, works in `no_std`), with [`Portable`] as the fallback on CPUs with neither
+//! and for what the vectors do not cover ([`X86::simd_level`] says which is in use).
 //!
 //! Every routine computes exactly what its portable counterpart computes, lane for lane:
 //! the same Montgomery reductions (`m = lo(x)·(−q⁻¹)`, `(x + m·q) / 2^32`), the same lazy
@@ -9,11 +9,9 @@
 //! [`crate::ct::reduce_once`] under the same preconditions). The tests below compare against
 //! [`Portable`] on random inputs for every ring size from 2 to 2^15.
 //!
-//! Besides the [`NttBackend`] operations, [`X86`] offers two kernels for RNS servers
-//! (OpenFHE-style key switching): [`X86::lift_centered`] (a residue mod `p` to its centred
-//! representative mod `q`) and [`X86::key_switch_block`] (a multiply-accumulate over many
-//! digits with 64-bit lazy accumulation and one reduction per output). Both have scalar
-//! fallbacks with identical results.
+//! Besides the [`NttBackend`] operations, [`X86`] accelerates the [`RnsKernels`] of RNS
+//! servers (OpenFHE-style key switching); their portable definitions live in
+//! [`crate::rns`].
 //!
 //! All data handled here is public or treated uniformly: no branch or memory index depends
 //! on a residue.
@@ -26,7 +24,10 @@ use core::arch::x86_64::*;
 
 use crate::error::RingError;
 use crate::modulus::Modulus;
-use crate::ntt::{NttBackend, NttView, Portable};
+use crate::ntt::{check_same_len, NttBackend, NttView, Portable};
+#[cfg(feature = "alloc")]
+use crate::rns::ShoupTable;
+use crate::rns::{check_key_switch, RnsKernels, MAX_LAZY_TERMS};
 
 cpufeatures::new!(avx512f_cpuid, "avx512f");
 
@@ -62,11 +63,12 @@ impl X86 {
             "portable"
         }
     }
+}
 
-    /// `dst[j] = centred(src[j]) mod to`, where `centred(v) = v` for `v <= (p−1)/2` and
-    /// `v − p` otherwise, `p = from` (OpenFHE's CRT decomposition step). Requires
-    /// `src[j] < p`; outputs are in `[0, to)`.
-    pub fn lift_centered(
+/// The vector code covers a prefix of the outputs (whole vectors); [`Portable`] does the
+/// rest, on the same slices from that point on.
+impl RnsKernels for X86 {
+    fn lift_centered(
         src: &[u32],
         from: &Modulus,
         to: &Modulus,
@@ -82,25 +84,10 @@ impl X86 {
         } else {
             0
         };
-        for (d, &v) in dst[done..].iter_mut().zip(&src[done..]) {
-            *d = to.reduce_i64(i64::from(from.centered(v)));
-        }
-        Ok(())
+        Portable::lift_centered(&src[done..], from, to, &mut dst[done..])
     }
 
-    /// Key-switch multiply-accumulate over one coefficient block, for `count` digits:
-    ///
-    /// ```text
-    /// out_a[j] = (add_a[j] + Σ_i digits[i·stride + j] · key_a[i·stride + j] · 2^-32) mod q
-    /// out_b[j] = (add_b[j] + Σ_i digits[i·stride + j] · key_b[i·stride + j] · 2^-32) mod q
-    /// ```
-    ///
-    /// for `j < out_a.len()`. Keys are expected in Montgomery form (`k·2^32 mod q`, see
-    /// [`Modulus::to_mont`]), so the sums are the plain products `Σ d·k`. All inputs `< q`.
-    /// Products are accumulated unreduced in 64 bits (at most 16 at a time, each `< 2^60`)
-    /// and reduced once per output.
-    #[allow(clippy::too_many_arguments)]
-    pub fn key_switch_block(
+    fn key_switch_block(
         modulus: &Modulus,
         count: usize,
         stride: usize,
@@ -112,177 +99,115 @@ impl X86 {
         out_a: &mut [u32],
         out_b: &mut [u32],
     ) -> Result<(), RingError> {
-        let len = out_a.len();
-        check_same_len(len, out_b.len())?;
-        check_same_len(len, add_a.len())?;
-        check_same_len(len, add_b.len())?;
-        if count > 0 {
-            let needed = (count - 1) * stride + len;
-            if stride < len {
-                return Err(RingError::LengthMismatch {
-                    expected: len,
-                    found: stride,
-                });
-            }
-            for found in [digits.len(), key_a.len(), key_b.len()] {
-                if found < needed {
-                    return Err(RingError::LengthMismatch {
-                        expected: needed,
-                        found,
-                    });
-                }
-            }
-        }
-        let done = if avx512f_cpuid::get() {
-            // SAFETY: AVX-512F is available and every index below `(count−1)·stride + len`
-            // is in bounds of the three inputs (checked above).
-            unsafe {
-                key_switch_block_avx512::<false>(
-                    modulus,
-                    count,
-                    stride,
-                    digits,
-                    key_a,
-                    key_b,
-                    [add_a, add_b, add_a, add_b],
-                    out_a,
-                    out_b,
-                )
-            }
-        } else if avx2::available() {
-            // SAFETY: AVX2 is available; bounds as above.
-            unsafe {
-                avx2::key_switch::<false>(
-                    modulus,
-                    count,
-                    stride,
-                    digits,
-                    key_a,
-                    key_b,
-                    [add_a, add_b, add_a, add_b],
-                    out_a,
-                    out_b,
-                )
-            }
-        } else {
-            0
+        let streams = [digits, key_a, key_b];
+        check_key_switch(count, stride, streams, &[add_a, add_b], out_a, out_b)?;
+        let inputs = [add_a, add_b, add_a, add_b];
+        // SAFETY: the shapes are checked; the CPU feature is checked by `key_switch_simd`.
+        let done = unsafe {
+            key_switch_simd::<false>(modulus, count, stride, streams, inputs, out_a, out_b)
         };
-        for j in done..len {
-            let (mut acc_a, mut acc_b) = (add_a[j], add_b[j]);
-            for chunk in (0..count).step_by(MAX_LAZY_TERMS) {
-                let (mut sum_a, mut sum_b) = (0u64, 0u64);
-                for i in chunk..count.min(chunk + MAX_LAZY_TERMS) {
-                    let d = u64::from(digits[i * stride + j]);
-                    sum_a += d * u64::from(key_a[i * stride + j]);
-                    sum_b += d * u64::from(key_b[i * stride + j]);
-                }
-                acc_a = modulus.add(acc_a, modulus.from_mont(modulus.reduce_u64(sum_a)));
-                acc_b = modulus.add(acc_b, modulus.from_mont(modulus.reduce_u64(sum_b)));
-            }
-            out_a[j] = acc_a;
-            out_b[j] = acc_b;
-        }
-        Ok(())
-    }
-}
-
-/// The forward twiddles of an NTT table in normal form with their Shoup companions
-/// `floor(w·2^32 / q)`, for [`X86::forward_shoup`]: a Shoup product needs three
-/// multiplications where a Montgomery product needs six on 32-bit lanes.
-#[cfg(feature = "alloc")]
-#[derive(Clone, Debug)]
-pub struct ShoupTable {
-    modulus: Modulus,
-    log_n: u32,
-    /// `w[k] = ψ^br(k) mod q` (index 0 unused).
-    twiddles: alloc::vec::Vec<u32>,
-    /// `floor(w[k]·2^32 / q)`.
-    shoup: alloc::vec::Vec<u32>,
-}
-
-#[cfg(feature = "alloc")]
-impl ShoupTable {
-    /// Builds the companions of `table`'s forward twiddles (one division each, once).
-    pub fn new(table: &NttView<'_>) -> Self {
-        let m = table.modulus;
-        let twiddles: alloc::vec::Vec<u32> =
-            table.forward.iter().map(|&w| m.from_mont(w)).collect();
-        let shoup = twiddles
-            .iter()
-            .map(|&w| ((u64::from(w) << 32) / u64::from(m.value())) as u32)
-            .collect();
-        Self {
-            modulus: m,
-            log_n: table.log_n,
-            twiddles,
-            shoup,
-        }
+        Portable::key_switch_block(
+            modulus,
+            count,
+            stride,
+            &digits[done..],
+            &key_a[done..],
+            &key_b[done..],
+            &add_a[done..],
+            &add_b[done..],
+            &mut out_a[done..],
+            &mut out_b[done..],
+        )
     }
 
-    /// The ring degree.
-    pub fn degree(&self) -> usize {
-        1 << self.log_n
+    fn tensor_key_switch_block(
+        modulus: &Modulus,
+        count: usize,
+        stride: usize,
+        digits: &[u32],
+        key_a: &[u32],
+        key_b: &[u32],
+        x: [&[u32]; 2],
+        y: [&[u32]; 2],
+        out_a: &mut [u32],
+        out_b: &mut [u32],
+    ) -> Result<(), RingError> {
+        let streams = [digits, key_a, key_b];
+        let inputs = [x[0], x[1], y[0], y[1]];
+        check_key_switch(count, stride, streams, &inputs, out_a, out_b)?;
+        // SAFETY: as in `key_switch_block`.
+        let done = unsafe {
+            key_switch_simd::<true>(modulus, count, stride, streams, inputs, out_a, out_b)
+        };
+        Portable::tensor_key_switch_block(
+            modulus,
+            count,
+            stride,
+            &digits[done..],
+            &key_a[done..],
+            &key_b[done..],
+            [&x[0][done..], &x[1][done..]],
+            [&y[0][done..], &y[1][done..]],
+            &mut out_a[done..],
+            &mut out_b[done..],
+        )
     }
-}
 
-#[cfg(feature = "alloc")]
-impl X86 {
-    /// The forward transform of [`NttBackend::forward`] (same evaluation map, same output)
-    /// with Shoup twiddle products: coefficients `< q` in natural order to evaluations `< q`.
-    pub fn forward_shoup(table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
+    #[cfg(feature = "alloc")]
+    fn forward_shoup(table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
         check_same_len(table.degree(), a.len())?;
+        let (m, twiddles, shoup) = (&table.modulus, &table.twiddles[..], &table.shoup[..]);
         if a.len() >= 32 && avx512f_cpuid::get() {
-            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
-            unsafe { forward_shoup_avx512(table, a) };
-            return Ok(());
+            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked), and
+            // both twiddle arrays have that length.
+            unsafe { ntt_stages_avx512::<false, true>(m, twiddles, shoup, a) };
+            Ok(())
+        } else if a.len() >= 16 && avx2::available() {
+            // SAFETY: AVX2 is available; lengths as above.
+            unsafe { avx2::forward::<true>(m, twiddles, shoup, a) };
+            Ok(())
+        } else {
+            Portable::forward_shoup(table, a)
         }
-        if a.len() >= 16 && avx2::available() {
-            // SAFETY: AVX2 is available; `a.len()` is the table's degree (checked).
-            unsafe {
-                avx2::forward(
-                    &table.modulus,
-                    &[],
-                    Some((&table.twiddles, &table.shoup)),
-                    a,
-                );
-            }
-            return Ok(());
-        }
-        let q = table.modulus.value();
-        let two_q = 2 * q;
-        let n = a.len();
-        let (mut half, mut groups) = (n, 1);
-        while groups < n {
-            half >>= 1;
-            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
-                let (w, w_shoup) = (table.twiddles[groups + group], table.shoup[groups + group]);
-                let (lo, hi) = block.split_at_mut(half);
-                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                    let u = crate::ct::reduce_once(*x, two_q);
-                    let v = shoup_mul_lazy(*y, w, w_shoup, q);
-                    *x = u + v;
-                    *y = u + two_q - v;
-                }
-            }
-            groups <<= 1;
-        }
-        for x in a.iter_mut() {
-            *x = crate::ct::reduce_once(crate::ct::reduce_once(*x, two_q), q);
-        }
-        Ok(())
     }
 }
 
-/// `y·w mod q` in `[0, 2q)` for any `y < 2^32`, `w < q`, `w_shoup = floor(w·2^32/q)`.
-#[cfg(feature = "alloc")]
-#[inline(always)]
-fn shoup_mul_lazy(y: u32, w: u32, w_shoup: u32, q: u32) -> u32 {
-    let quotient = ((u64::from(y) * u64::from(w_shoup)) >> 32) as u32;
-    y.wrapping_mul(w).wrapping_sub(quotient.wrapping_mul(q))
+/// The vector part of the key switch (with the tensor when `TENSOR`) on the widest vectors
+/// this CPU has; returns how many outputs it handled (0 without AVX2).
+///
+/// # Safety
+/// The shapes must have passed [`check_key_switch`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn key_switch_simd<const TENSOR: bool>(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    [digits, key_a, key_b]: [&[u32]; 3],
+    inputs: [&[u32]; 4],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> usize {
+    if avx512f_cpuid::get() {
+        // SAFETY: AVX-512F is available and every index below `(count−1)·stride + len` is
+        // in bounds of the three streams (the caller's contract).
+        unsafe {
+            key_switch_block_avx512::<TENSOR>(
+                m, count, stride, digits, key_a, key_b, inputs, out_a, out_b,
+            )
+        }
+    } else if avx2::available() {
+        // SAFETY: AVX2 is available; bounds as above.
+        unsafe {
+            avx2::key_switch::<TENSOR>(m, count, stride, digits, key_a, key_b, inputs, out_a, out_b)
+        }
+    } else {
+        0
+    }
 }
 
-/// Vector [`shoup_mul_lazy`]; `w_shoup_odd` is `w_shoup >> 32` per 64-bit lane.
-#[cfg(feature = "alloc")]
+/// `y·w mod q` in `[0, 2q)` per lane for `w_shoup = floor(w·2^32/q)` (the portable
+/// Shoup product of [`RnsKernels::forward_shoup`]); `w_shoup_odd` is `w_shoup >> 32` per
+/// 64-bit lane.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn shoup_mul_lazy_v(
@@ -299,7 +224,6 @@ fn shoup_mul_lazy_v(
 }
 
 /// Cooley–Tukey butterfly with a Shoup product: inputs `< 4q`, outputs `< 4q`.
-#[cfg(feature = "alloc")]
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn ct_butterfly_shoup(
@@ -318,187 +242,19 @@ fn ct_butterfly_shoup(
     )
 }
 
-/// # Safety
-/// AVX-512F must be available and `a.len() == table.degree() >= 32`.
-#[cfg(feature = "alloc")]
-#[target_feature(enable = "avx512f")]
-unsafe fn forward_shoup_avx512(table: &ShoupTable, a: &mut [u32]) {
-    let c = consts(&table.modulus);
-    let n = a.len();
-    let ptr = a.as_mut_ptr();
-    let (tw, sh) = (&table.twiddles, &table.shoup);
-    let mut half = n;
-    let mut groups = 1;
-    while groups < n {
-        half >>= 1;
-        if half >= 16 {
-            for group in 0..groups {
-                let w = _mm512_set1_epi32(tw[groups + group] as i32);
-                let ws = _mm512_set1_epi32(sh[groups + group] as i32);
-                let base = group * 2 * half;
-                for j in (0..half).step_by(16) {
-                    // SAFETY: base + half + j + 16 <= (group + 1)·2·half <= n.
-                    unsafe {
-                        let px = ptr.add(base + j);
-                        let py = ptr.add(base + half + j);
-                        let x = _mm512_loadu_si512(px.cast());
-                        let y = _mm512_loadu_si512(py.cast());
-                        let (x, y) = ct_butterfly_shoup(x, y, w, ws, ws, &c);
-                        _mm512_storeu_si512(px.cast(), x);
-                        _mm512_storeu_si512(py.cast(), y);
-                    }
-                }
-            }
-        } else {
-            let s = small_stage(half);
-            for chunk in (0..n).step_by(32) {
-                let first_group = groups + chunk / (2 * half);
-                // SAFETY: chunk + 32 <= n; the masked twiddle loads read entries
-                // first_group .. first_group + 16/half <= 2·groups <= n.
-                unsafe {
-                    let pa = ptr.add(chunk);
-                    let pb = ptr.add(chunk + 16);
-                    let va = _mm512_loadu_si512(pa.cast());
-                    let vb = _mm512_loadu_si512(pb.cast());
-                    let x = _mm512_permutex2var_epi32(va, s.to_x, vb);
-                    let y = _mm512_permutex2var_epi32(va, s.to_y, vb);
-                    let run = _mm512_maskz_loadu_epi32(
-                        s.twiddle_mask,
-                        tw.as_ptr().add(first_group).cast(),
-                    );
-                    let run_shoup = _mm512_maskz_loadu_epi32(
-                        s.twiddle_mask,
-                        sh.as_ptr().add(first_group).cast(),
-                    );
-                    let w = _mm512_permutexvar_epi32(s.twiddle, run);
-                    let ws = _mm512_permutexvar_epi32(s.twiddle, run_shoup);
-                    let (x, y) = ct_butterfly_shoup(x, y, w, ws, _mm512_srli_epi64::<32>(ws), &c);
-                    let mut va = _mm512_permutex2var_epi32(x, s.back_lo, y);
-                    let mut vb = _mm512_permutex2var_epi32(x, s.back_hi, y);
-                    if half == 1 {
-                        va = reduce_once_v(reduce_once_v(va, c.two_q), c.q);
-                        vb = reduce_once_v(reduce_once_v(vb, c.two_q), c.q);
-                    }
-                    _mm512_storeu_si512(pa.cast(), va);
-                    _mm512_storeu_si512(pb.cast(), vb);
-                }
-            }
-        }
-        groups <<= 1;
-    }
-}
-
-impl X86 {
-    /// The tensor and the key switch of one coefficient block in one pass:
-    ///
-    /// ```text
-    /// out_b[j] = x0·y0         + Σ_i digits[i·stride + j] · key_b[i·stride + j] · 2^-32  mod q
-    /// out_a[j] = x0·y1 + x1·y0 + Σ_i digits[i·stride + j] · key_a[i·stride + j] · 2^-32  mod q
-    /// ```
-    ///
-    /// (`x`, `y` at index `j`), i.e. `relin_c0` and `relin_c1` of BV relinearization. Keys in
-    /// Montgomery form as in [`X86::key_switch_block`]; all inputs `< q`. The tensor products
-    /// join the same unreduced 64-bit sums, so each output is reduced once.
-    #[allow(clippy::too_many_arguments)]
-    pub fn tensor_key_switch_block(
-        modulus: &Modulus,
-        count: usize,
-        stride: usize,
-        digits: &[u32],
-        key_a: &[u32],
-        key_b: &[u32],
-        x: [&[u32]; 2],
-        y: [&[u32]; 2],
-        out_a: &mut [u32],
-        out_b: &mut [u32],
-    ) -> Result<(), RingError> {
-        let len = out_a.len();
-        check_same_len(len, out_b.len())?;
-        for part in [x[0], x[1], y[0], y[1]] {
-            check_same_len(len, part.len())?;
-        }
-        if count > 0 {
-            let needed = (count - 1) * stride + len;
-            if stride < len {
-                return Err(RingError::LengthMismatch {
-                    expected: len,
-                    found: stride,
-                });
-            }
-            for found in [digits.len(), key_a.len(), key_b.len()] {
-                if found < needed {
-                    return Err(RingError::LengthMismatch {
-                        expected: needed,
-                        found,
-                    });
-                }
-            }
-        }
-        let done = if avx512f_cpuid::get() {
-            // SAFETY: AVX-512F is available; lengths checked above.
-            unsafe {
-                key_switch_block_avx512::<true>(
-                    modulus,
-                    count,
-                    stride,
-                    digits,
-                    key_a,
-                    key_b,
-                    [x[0], x[1], y[0], y[1]],
-                    out_a,
-                    out_b,
-                )
-            }
-        } else if avx2::available() {
-            // SAFETY: AVX2 is available; lengths checked above.
-            unsafe {
-                avx2::key_switch::<true>(
-                    modulus,
-                    count,
-                    stride,
-                    digits,
-                    key_a,
-                    key_b,
-                    [x[0], x[1], y[0], y[1]],
-                    out_a,
-                    out_b,
-                )
-            }
-        } else {
-            0
-        };
-        let m = modulus;
-        for j in done..len {
-            let (x0, x1, y0, y1) = (x[0][j], x[1][j], y[0][j], y[1][j]);
-            let mut acc_b = m.mul(x0, y0);
-            let mut acc_a = m.add(m.mul(x0, y1), m.mul(x1, y0));
-            for i in 0..count {
-                let d = digits[i * stride + j];
-                acc_a = m.add(acc_a, m.mont_mul(d, key_a[i * stride + j]));
-                acc_b = m.add(acc_b, m.mont_mul(d, key_b[i * stride + j]));
-            }
-            out_a[j] = acc_a;
-            out_b[j] = acc_b;
-        }
-        Ok(())
-    }
-}
-
-/// Products `< 2^60` accumulated before a reduction: 16 of them stay below 2^64.
-const MAX_LAZY_TERMS: usize = 16;
-
 impl NttBackend for X86 {
     const NAME: &'static str = "x86-simd";
 
     fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
         table.check_len(a.len())?;
         if a.len() >= 32 && avx512f_cpuid::get() {
-            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked).
-            unsafe { forward_avx512(table, a) };
+            // SAFETY: AVX-512F is available; `a.len()` is the table's degree (checked), and
+            // so is the twiddle table's length.
+            unsafe { ntt_stages_avx512::<false, false>(&table.modulus, table.forward, &[], a) };
             Ok(())
         } else if a.len() >= 16 && avx2::available() {
-            // SAFETY: AVX2 is available; `a.len()` is the table's degree (checked).
-            unsafe { avx2::forward(&table.modulus, table.forward, None, a) };
+            // SAFETY: AVX2 is available; lengths as above.
+            unsafe { avx2::forward::<false>(&table.modulus, table.forward, &[], a) };
             Ok(())
         } else {
             Portable::forward(table, a)
@@ -528,19 +284,9 @@ impl NttBackend for X86 {
     ) -> Result<(), RingError> {
         check_same_len(out.len(), a.len())?;
         check_same_len(out.len(), b.len())?;
-        let done = if avx512f_cpuid::get() {
-            // SAFETY: AVX-512F is available; the three slices have equal lengths.
-            unsafe { pointwise_avx512::<false>(modulus, a, b, out) }
-        } else if avx2::available() {
-            // SAFETY: AVX2 is available; the three slices have equal lengths.
-            unsafe { avx2::pointwise::<false>(modulus, a, b, out) }
-        } else {
-            0
-        };
-        for ((o, &x), &y) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]) {
-            *o = modulus.mul(x, y);
-        }
-        Ok(())
+        // SAFETY: the three slices have equal lengths (checked).
+        let done = unsafe { pointwise_simd::<false>(modulus, a, b, out) };
+        Portable::pointwise_mul(modulus, &a[done..], &b[done..], &mut out[done..])
     }
 
     fn pointwise_mul_add(
@@ -551,28 +297,31 @@ impl NttBackend for X86 {
     ) -> Result<(), RingError> {
         check_same_len(acc.len(), a.len())?;
         check_same_len(acc.len(), b.len())?;
-        let done = if avx512f_cpuid::get() {
-            // SAFETY: AVX-512F is available; the three slices have equal lengths.
-            unsafe { pointwise_avx512::<true>(modulus, a, b, acc) }
-        } else if avx2::available() {
-            // SAFETY: AVX2 is available; the three slices have equal lengths.
-            unsafe { avx2::pointwise::<true>(modulus, a, b, acc) }
-        } else {
-            0
-        };
-        for ((o, &x), &y) in acc[done..].iter_mut().zip(&a[done..]).zip(&b[done..]) {
-            *o = modulus.add(*o, modulus.mul(x, y));
-        }
-        Ok(())
+        // SAFETY: the three slices have equal lengths (checked).
+        let done = unsafe { pointwise_simd::<true>(modulus, a, b, acc) };
+        Portable::pointwise_mul_add(modulus, &a[done..], &b[done..], &mut acc[done..])
     }
 }
 
-#[inline]
-fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
-    if expected == found {
-        Ok(())
+/// The vector part of the pointwise products on the widest vectors this CPU has; returns
+/// how many elements it handled (0 without AVX2).
+///
+/// # Safety
+/// The slices must have equal lengths.
+unsafe fn pointwise_simd<const ACCUMULATE: bool>(
+    m: &Modulus,
+    a: &[u32],
+    b: &[u32],
+    out: &mut [u32],
+) -> usize {
+    if avx512f_cpuid::get() {
+        // SAFETY: AVX-512F is available; equal lengths (the caller's contract).
+        unsafe { pointwise_avx512::<ACCUMULATE>(m, a, b, out) }
+    } else if avx2::available() {
+        // SAFETY: AVX2 is available; equal lengths.
+        unsafe { avx2::pointwise::<ACCUMULATE>(m, a, b, out) }
     } else {
-        Err(RingError::LengthMismatch { expected, found })
+        0
     }
 }
 
@@ -709,20 +458,45 @@ fn small_stage(h: usize) -> SmallStage {
     }
 }
 
+/// All stages of a forward (Cooley–Tukey, Montgomery or with `SHOUP` Shoup twiddle
+/// products, then the final reduction below `q`) or an `INVERSE` (Gentleman–Sande, without
+/// the scaling by `n^-1`) transform: one stage loop for the three, the choices made at
+/// compile time. `w` holds the table's twiddles (`w_shoup` their Shoup companions, with
+/// `SHOUP`; it is not read otherwise).
+///
 /// # Safety
-/// AVX-512F must be available and `a.len() == table.degree() >= 32`.
+/// AVX-512F must be available; `a.len()` is a power of two `>= 32` and the length of `w`
+/// (and of `w_shoup` with `SHOUP`).
 #[target_feature(enable = "avx512f")]
-unsafe fn forward_avx512(table: &NttView<'_>, a: &mut [u32]) {
-    let c = consts(&table.modulus);
+unsafe fn ntt_stages_avx512<const INVERSE: bool, const SHOUP: bool>(
+    m: &Modulus,
+    w: &[u32],
+    w_shoup: &[u32],
+    a: &mut [u32],
+) {
+    let c = &consts(m);
     let n = a.len();
     let ptr = a.as_mut_ptr();
-    let mut half = n;
-    let mut groups = 1;
-    while groups < n {
-        half >>= 1;
+    let log_n = n.trailing_zeros();
+    for stage in 0..log_n {
+        // Forward: butterfly distance n/2 down to 1; inverse: 1 up to n/2.
+        let half = if INVERSE {
+            1 << stage
+        } else {
+            n >> (stage + 1)
+        };
+        let groups = n / (2 * half);
         if half >= 16 {
             for group in 0..groups {
-                let w = _mm512_set1_epi32(table.forward[groups + group] as i32);
+                let tw = Twiddles {
+                    w: _mm512_set1_epi32(w[groups + group] as i32),
+                    // A broadcast: the odd lanes' companion is the same value.
+                    shoup: if SHOUP {
+                        _mm512_set1_epi32(w_shoup[groups + group] as i32)
+                    } else {
+                        _mm512_setzero_si512()
+                    },
+                };
                 let base = group * 2 * half;
                 for j in (0..half).step_by(16) {
                     // SAFETY: base + half + j + 16 <= (group + 1)·2·half <= n.
@@ -731,7 +505,7 @@ unsafe fn forward_avx512(table: &NttView<'_>, a: &mut [u32]) {
                         let py = ptr.add(base + half + j);
                         let x = _mm512_loadu_si512(px.cast());
                         let y = _mm512_loadu_si512(py.cast());
-                        let (x, y) = ct_butterfly(x, y, w, &c);
+                        let (x, y) = butterfly::<INVERSE, SHOUP>(x, y, tw, tw.shoup, c);
                         _mm512_storeu_si512(px.cast(), x);
                         _mm512_storeu_si512(py.cast(), y);
                     }
@@ -741,8 +515,8 @@ unsafe fn forward_avx512(table: &NttView<'_>, a: &mut [u32]) {
             let s = small_stage(half);
             for chunk in (0..n).step_by(32) {
                 let first_group = groups + chunk / (2 * half);
-                // SAFETY: chunk + 32 <= n; the masked twiddle load reads entries
-                // first_group .. first_group + 16/half <= 2·groups = n/half... <= n.
+                // SAFETY: chunk + 32 <= n; the masked twiddle loads read entries
+                // first_group .. first_group + 16/half <= 2·groups = n/half <= n.
                 unsafe {
                     let pa = ptr.add(chunk);
                     let pb = ptr.add(chunk + 16);
@@ -750,88 +524,87 @@ unsafe fn forward_avx512(table: &NttView<'_>, a: &mut [u32]) {
                     let vb = _mm512_loadu_si512(pb.cast());
                     let x = _mm512_permutex2var_epi32(va, s.to_x, vb);
                     let y = _mm512_permutex2var_epi32(va, s.to_y, vb);
-                    let run = _mm512_maskz_loadu_epi32(
-                        s.twiddle_mask,
-                        table.forward.as_ptr().add(first_group).cast(),
-                    );
-                    let w = _mm512_permutexvar_epi32(s.twiddle, run);
-                    let (x, y) = ct_butterfly(x, y, w, &c);
-                    _mm512_storeu_si512(pa.cast(), _mm512_permutex2var_epi32(x, s.back_lo, y));
-                    _mm512_storeu_si512(pb.cast(), _mm512_permutex2var_epi32(x, s.back_hi, y));
+                    let tw = Twiddles {
+                        w: small_stage_twiddles(&s, w, first_group),
+                        shoup: if SHOUP {
+                            small_stage_twiddles(&s, w_shoup, first_group)
+                        } else {
+                            _mm512_setzero_si512()
+                        },
+                    };
+                    let shoup_odd = _mm512_srli_epi64::<32>(tw.shoup);
+                    let (x, y) = butterfly::<INVERSE, SHOUP>(x, y, tw, shoup_odd, c);
+                    let mut va = _mm512_permutex2var_epi32(x, s.back_lo, y);
+                    let mut vb = _mm512_permutex2var_epi32(x, s.back_hi, y);
+                    if !INVERSE && half == 1 {
+                        // The last forward stage: from `< 4q` to `< q` on the way out.
+                        va = reduce_once_v(reduce_once_v(va, c.two_q), c.q);
+                        vb = reduce_once_v(reduce_once_v(vb, c.two_q), c.q);
+                    }
+                    _mm512_storeu_si512(pa.cast(), va);
+                    _mm512_storeu_si512(pb.cast(), vb);
                 }
             }
-        }
-        groups <<= 1;
-    }
-    for j in (0..n).step_by(16) {
-        // SAFETY: j + 16 <= n.
-        unsafe {
-            let p = ptr.add(j);
-            let x = _mm512_loadu_si512(p.cast());
-            let x = reduce_once_v(reduce_once_v(x, c.two_q), c.q);
-            _mm512_storeu_si512(p.cast(), x);
         }
     }
 }
 
+/// The twiddles of a 32-element chunk of a stage of [`SmallStage`] shape, whose groups
+/// start at `first_group`: lane `l` gets `table[first_group + l / h]`.
+///
+/// # Safety
+/// `table` must hold `first_group + 16/h` entries.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn small_stage_twiddles(s: &SmallStage, table: &[u32], first_group: usize) -> __m512i {
+    // SAFETY: the masked load reads entries first_group .. first_group + 16/h (the caller's
+    // contract) and nothing beyond.
+    let run =
+        unsafe { _mm512_maskz_loadu_epi32(s.twiddle_mask, table.as_ptr().add(first_group).cast()) };
+    _mm512_permutexvar_epi32(s.twiddle, run)
+}
+
+/// The twiddle operand of a butterfly: `w` (Montgomery form, or normal form with its Shoup
+/// companion `shoup`).
+#[derive(Clone, Copy)]
+struct Twiddles {
+    w: __m512i,
+    shoup: __m512i,
+}
+
+/// The butterfly [`ntt_stages_avx512`] uses; `shoup_odd` is `shoup >> 32` per 64-bit lane.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn butterfly<const INVERSE: bool, const SHOUP: bool>(
+    x: __m512i,
+    y: __m512i,
+    tw: Twiddles,
+    shoup_odd: __m512i,
+    c: &Consts,
+) -> (__m512i, __m512i) {
+    if INVERSE {
+        gs_butterfly(x, y, tw.w, c)
+    } else if SHOUP {
+        ct_butterfly_shoup(x, y, tw.w, tw.shoup, shoup_odd, c)
+    } else {
+        ct_butterfly(x, y, tw.w, c)
+    }
+}
+
+/// The inverse transform: [`ntt_stages_avx512`], then the scaling by `n^-1`.
+///
 /// # Safety
 /// AVX-512F must be available and `a.len() == table.degree() >= 32`.
 #[target_feature(enable = "avx512f")]
 unsafe fn inverse_avx512(table: &NttView<'_>, a: &mut [u32]) {
     let c = consts(&table.modulus);
-    let n = a.len();
-    let ptr = a.as_mut_ptr();
-    let mut half = 1;
-    let mut groups = n >> 1;
-    while groups >= 1 {
-        if half >= 16 {
-            for group in 0..groups {
-                let w = _mm512_set1_epi32(table.inverse[groups + group] as i32);
-                let base = group * 2 * half;
-                for j in (0..half).step_by(16) {
-                    // SAFETY: base + half + j + 16 <= (group + 1)·2·half <= n.
-                    unsafe {
-                        let px = ptr.add(base + j);
-                        let py = ptr.add(base + half + j);
-                        let x = _mm512_loadu_si512(px.cast());
-                        let y = _mm512_loadu_si512(py.cast());
-                        let (x, y) = gs_butterfly(x, y, w, &c);
-                        _mm512_storeu_si512(px.cast(), x);
-                        _mm512_storeu_si512(py.cast(), y);
-                    }
-                }
-            }
-        } else {
-            let s = small_stage(half);
-            for chunk in (0..n).step_by(32) {
-                let first_group = groups + chunk / (2 * half);
-                // SAFETY: as in `forward_avx512`.
-                unsafe {
-                    let pa = ptr.add(chunk);
-                    let pb = ptr.add(chunk + 16);
-                    let va = _mm512_loadu_si512(pa.cast());
-                    let vb = _mm512_loadu_si512(pb.cast());
-                    let x = _mm512_permutex2var_epi32(va, s.to_x, vb);
-                    let y = _mm512_permutex2var_epi32(va, s.to_y, vb);
-                    let run = _mm512_maskz_loadu_epi32(
-                        s.twiddle_mask,
-                        table.inverse.as_ptr().add(first_group).cast(),
-                    );
-                    let w = _mm512_permutexvar_epi32(s.twiddle, run);
-                    let (x, y) = gs_butterfly(x, y, w, &c);
-                    _mm512_storeu_si512(pa.cast(), _mm512_permutex2var_epi32(x, s.back_lo, y));
-                    _mm512_storeu_si512(pb.cast(), _mm512_permutex2var_epi32(x, s.back_hi, y));
-                }
-            }
-        }
-        half <<= 1;
-        groups >>= 1;
-    }
+    // SAFETY: the caller's contract; the table's inverse twiddles have `a.len()` entries.
+    unsafe { ntt_stages_avx512::<true, false>(&table.modulus, table.inverse, &[], a) };
     let n_inv = _mm512_set1_epi32(table.n_inv_mont as i32);
-    for j in (0..n).step_by(16) {
-        // SAFETY: j + 16 <= n.
+    for j in (0..a.len()).step_by(16) {
+        // SAFETY: j + 16 <= a.len().
         unsafe {
-            let p = ptr.add(j);
+            let p = a.as_mut_ptr().add(j);
             let x = _mm512_loadu_si512(p.cast());
             let x = reduce_once_v(mont_mul_lazy_v(x, n_inv, &c), c.q);
             _mm512_storeu_si512(p.cast(), x);
@@ -1112,33 +885,41 @@ mod avx2 {
         _mm256_sub_epi32(_mm256_mullo_epi32(y, w), _mm256_mullo_epi32(quotient, q))
     }
 
-    /// Twiddle products of a forward butterfly: Montgomery (`ws = None`) or Shoup.
+    /// The twiddle operand of a butterfly: `w` (Montgomery form, or normal form with its
+    /// Shoup companion `shoup`).
     #[derive(Clone, Copy)]
-    enum Twiddle {
-        Montgomery(__m256i),
-        Shoup(__m256i, __m256i),
+    struct Twiddles {
+        w: __m256i,
+        shoup: __m256i,
     }
 
+    /// The butterfly of [`ntt_stages`]: Gentleman–Sande (`INVERSE`, inputs and outputs
+    /// `< 2q`) or Cooley–Tukey (inputs and outputs `< 4q`) with a Montgomery or (`SHOUP`) a
+    /// Shoup twiddle product.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn ct_butterfly(x: __m256i, y: __m256i, w: Twiddle, c: &Consts) -> (__m256i, __m256i) {
+    fn butterfly<const INVERSE: bool, const SHOUP: bool>(
+        x: __m256i,
+        y: __m256i,
+        tw: Twiddles,
+        c: &Consts,
+    ) -> (__m256i, __m256i) {
+        if INVERSE {
+            let sum = reduce_once(_mm256_add_epi32(x, y), c.two_q);
+            let diff = _mm256_sub_epi32(_mm256_add_epi32(x, c.two_q), y);
+            return (sum, mont_mul_lazy(diff, tw.w, c));
+        }
         let u = reduce_once(x, c.two_q);
-        let v = match w {
-            Twiddle::Montgomery(w) => mont_mul_lazy(y, w, c),
-            Twiddle::Shoup(w, ws) => shoup_mul_lazy(y, w, ws, _mm256_srli_epi64::<32>(ws), c.q),
+        let v = if SHOUP {
+            let shoup_odd = _mm256_srli_epi64::<32>(tw.shoup);
+            shoup_mul_lazy(y, tw.w, tw.shoup, shoup_odd, c.q)
+        } else {
+            mont_mul_lazy(y, tw.w, c)
         };
         (
             _mm256_add_epi32(u, v),
             _mm256_sub_epi32(_mm256_add_epi32(u, c.two_q), v),
         )
-    }
-
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn gs_butterfly(x: __m256i, y: __m256i, w: __m256i, c: &Consts) -> (__m256i, __m256i) {
-        let sum = reduce_once(_mm256_add_epi32(x, y), c.two_q);
-        let diff = _mm256_sub_epi32(_mm256_add_epi32(x, c.two_q), y);
-        (sum, mont_mul_lazy(diff, w, c))
     }
 
     /// A 16-element chunk `[A | B]` split into butterfly inputs `X`, `Y = X + h` for
@@ -1192,36 +973,77 @@ mod avx2 {
         }
     }
 
-    /// Forward transform, `a.len()` a power of two `>= 16` matching the twiddle tables;
-    /// Shoup products when `shoup` gives `(twiddles, companions)` in normal form, Montgomery
-    /// products with `montgomery` (the table's forward twiddles) otherwise.
+    /// Forward transform, `a.len()` a power of two `>= 16`: Montgomery products with the
+    /// table's forward twiddles `w`, or (`SHOUP`) Shoup products with `w` in normal form and
+    /// their companions `w_shoup` (not read otherwise).
+    ///
+    /// # Safety
+    /// AVX2 must be available; `w` (and `w_shoup` with `SHOUP`) hold `a.len()` entries.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn forward<const SHOUP: bool>(
+        modulus: &Modulus,
+        w: &[u32],
+        w_shoup: &[u32],
+        a: &mut [u32],
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { ntt_stages::<false, SHOUP>(&consts(modulus), w, w_shoup, a) }
+    }
+
+    /// Inverse transform, `a.len() == table.degree() >= 16`.
     ///
     /// # Safety
     /// AVX2 must be available.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn forward(
-        modulus: &Modulus,
-        montgomery: &[u32],
-        shoup: Option<(&[u32], &[u32])>,
+    pub(super) unsafe fn inverse(table: &NttView<'_>, a: &mut [u32]) {
+        let c = consts(&table.modulus);
+        // SAFETY: the table's inverse twiddles have `a.len()` entries.
+        unsafe { ntt_stages::<true, false>(&c, table.inverse, &[], a) };
+        let n_inv = _mm256_set1_epi32(table.n_inv_mont as i32);
+        for j in (0..a.len()).step_by(8) {
+            // SAFETY: j + 8 <= a.len().
+            unsafe {
+                let p = a.as_mut_ptr().add(j);
+                let x = _mm256_loadu_si256(p.cast());
+                _mm256_storeu_si256(p.cast(), reduce_once(mont_mul_lazy(x, n_inv, &c), c.q));
+            }
+        }
+    }
+
+    /// All stages of a forward transform (with the final reduction below `q`) or of an
+    /// `INVERSE` one (without the scaling by `n^-1`), as `ntt_stages_avx512` on 8 lanes.
+    ///
+    /// # Safety
+    /// AVX2 must be available; `a.len()` is a power of two `>= 16` and the length of `w`
+    /// (and of `w_shoup` with `SHOUP`).
+    #[target_feature(enable = "avx2")]
+    unsafe fn ntt_stages<const INVERSE: bool, const SHOUP: bool>(
+        c: &Consts,
+        w: &[u32],
+        w_shoup: &[u32],
         a: &mut [u32],
     ) {
-        let c = consts(modulus);
         let n = a.len();
         let ptr = a.as_mut_ptr();
-        let twiddle = |index: usize| match shoup {
-            Some((w, ws)) => Twiddle::Shoup(
-                _mm256_set1_epi32(w[index] as i32),
-                _mm256_set1_epi32(ws[index] as i32),
-            ),
-            None => Twiddle::Montgomery(_mm256_set1_epi32(montgomery[index] as i32)),
-        };
-        let mut half = n;
-        let mut groups = 1;
-        while groups < n {
-            half >>= 1;
+        let zero = _mm256_setzero_si256();
+        for stage in 0..n.trailing_zeros() {
+            // Forward: butterfly distance n/2 down to 1; inverse: 1 up to n/2.
+            let half = if INVERSE {
+                1 << stage
+            } else {
+                n >> (stage + 1)
+            };
+            let groups = n / (2 * half);
             if half >= 16 {
                 for group in 0..groups {
-                    let w = twiddle(groups + group);
+                    let tw = Twiddles {
+                        w: _mm256_set1_epi32(w[groups + group] as i32),
+                        shoup: if SHOUP {
+                            _mm256_set1_epi32(w_shoup[groups + group] as i32)
+                        } else {
+                            zero
+                        },
+                    };
                     let base = group * 2 * half;
                     for j in (0..half).step_by(8) {
                         // SAFETY: base + half + j + 8 <= (group + 1)·2·half <= n.
@@ -1230,7 +1052,7 @@ mod avx2 {
                             let py = ptr.add(base + half + j);
                             let x = _mm256_loadu_si256(px.cast());
                             let y = _mm256_loadu_si256(py.cast());
-                            let (x, y) = ct_butterfly(x, y, w, &c);
+                            let (x, y) = butterfly::<INVERSE, SHOUP>(x, y, tw, c);
                             _mm256_storeu_si256(px.cast(), x);
                             _mm256_storeu_si256(py.cast(), y);
                         }
@@ -1239,15 +1061,14 @@ mod avx2 {
             } else {
                 for chunk in (0..n).step_by(16) {
                     let first = groups + chunk / (2 * half);
-                    let count = 8 / half.min(8);
-                    let w = match shoup {
-                        Some((w, ws)) => Twiddle::Shoup(
-                            twiddles(half, &w[first..first + count]),
-                            twiddles(half, &ws[first..first + count]),
-                        ),
-                        None => {
-                            Twiddle::Montgomery(twiddles(half, &montgomery[first..first + count]))
-                        }
+                    let run = first..first + 8 / half.min(8);
+                    let tw = Twiddles {
+                        w: twiddles(half, &w[run.clone()]),
+                        shoup: if SHOUP {
+                            twiddles(half, &w_shoup[run])
+                        } else {
+                            zero
+                        },
                     };
                     // SAFETY: chunk + 16 <= n.
                     unsafe {
@@ -1258,9 +1079,10 @@ mod avx2 {
                             _mm256_loadu_si256(pa.cast()),
                             _mm256_loadu_si256(pb.cast()),
                         );
-                        let (x, y) = ct_butterfly(x, y, w, &c);
+                        let (x, y) = butterfly::<INVERSE, SHOUP>(x, y, tw, c);
                         let (mut va, mut vb) = merge(half, x, y);
-                        if half == 1 {
+                        if !INVERSE && half == 1 {
+                            // The last forward stage: from `< 4q` to `< q` on the way out.
                             va = reduce_once(reduce_once(va, c.two_q), c.q);
                             vb = reduce_once(reduce_once(vb, c.two_q), c.q);
                         }
@@ -1268,70 +1090,6 @@ mod avx2 {
                         _mm256_storeu_si256(pb.cast(), vb);
                     }
                 }
-            }
-            groups <<= 1;
-        }
-    }
-
-    /// Inverse transform, `a.len() == table.degree() >= 16`.
-    ///
-    /// # Safety
-    /// AVX2 must be available.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn inverse(table: &NttView<'_>, a: &mut [u32]) {
-        let c = consts(&table.modulus);
-        let n = a.len();
-        let ptr = a.as_mut_ptr();
-        let mut half = 1;
-        let mut groups = n >> 1;
-        while groups >= 1 {
-            if half >= 16 {
-                for group in 0..groups {
-                    let w = _mm256_set1_epi32(table.inverse[groups + group] as i32);
-                    let base = group * 2 * half;
-                    for j in (0..half).step_by(8) {
-                        // SAFETY: base + half + j + 8 <= (group + 1)·2·half <= n.
-                        unsafe {
-                            let px = ptr.add(base + j);
-                            let py = ptr.add(base + half + j);
-                            let x = _mm256_loadu_si256(px.cast());
-                            let y = _mm256_loadu_si256(py.cast());
-                            let (x, y) = gs_butterfly(x, y, w, &c);
-                            _mm256_storeu_si256(px.cast(), x);
-                            _mm256_storeu_si256(py.cast(), y);
-                        }
-                    }
-                }
-            } else {
-                for chunk in (0..n).step_by(16) {
-                    let first = groups + chunk / (2 * half);
-                    let w = twiddles(half, &table.inverse[first..first + 8 / half.min(8)]);
-                    // SAFETY: chunk + 16 <= n.
-                    unsafe {
-                        let pa = ptr.add(chunk);
-                        let pb = ptr.add(chunk + 8);
-                        let (x, y) = split(
-                            half,
-                            _mm256_loadu_si256(pa.cast()),
-                            _mm256_loadu_si256(pb.cast()),
-                        );
-                        let (x, y) = gs_butterfly(x, y, w, &c);
-                        let (va, vb) = merge(half, x, y);
-                        _mm256_storeu_si256(pa.cast(), va);
-                        _mm256_storeu_si256(pb.cast(), vb);
-                    }
-                }
-            }
-            half <<= 1;
-            groups >>= 1;
-        }
-        let n_inv = _mm256_set1_epi32(table.n_inv_mont as i32);
-        for j in (0..n).step_by(8) {
-            // SAFETY: j + 8 <= n.
-            unsafe {
-                let p = ptr.add(j);
-                let x = _mm256_loadu_si256(p.cast());
-                _mm256_storeu_si256(p.cast(), reduce_once(mont_mul_lazy(x, n_inv, &c), c.q));
             }
         }
     }
@@ -1530,41 +1288,11 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
+    use crate::rns::tests::*;
     use crate::NttTable;
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
 
-    /// NTT-friendly primes for degree up to 2^15, from both ends of the range.
-    fn primes_for(n: usize) -> Vec<u32> {
-        let step = 2 * n as u32;
-        let mut found = Vec::new();
-        // Largest below 2^30.
-        let mut q = ((1u32 << 30) - 1) / step * step + 1;
-        while found.len() < 2 {
-            if crate::modulus::is_prime(q) {
-                found.push(q);
-            }
-            q -= step;
-        }
-        // Small ones too (tests the generic reductions).
-        let mut q = step + 1;
-        while found.len() < 3 {
-            if crate::modulus::is_prime(q) {
-                found.push(q);
-            }
-            q += step;
-        }
-        found
-    }
-
-    fn random_below(rng: &mut impl Rng, q: u32, len: usize) -> Vec<u32> {
-        let mut v: Vec<u32> = (0..len).map(|_| rng.gen_range(0..q)).collect();
-        // Extremes included.
-        if len >= 2 {
-            v[0] = q - 1;
-            v[1] = 0;
-        }
-        v
-    }
+    rns_kernel_tests!(X86);
 
     #[test]
     fn ntt_matches_portable() {
@@ -1590,28 +1318,6 @@ mod tests {
     }
 
     #[test]
-    fn shoup_forward_matches_portable() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(6);
-        for log_n in 1..=15 {
-            let n = 1usize << log_n;
-            for q in primes_for(n) {
-                let table = NttTable::new_vec(q, n).unwrap();
-                let view = table.view();
-                let shoup = ShoupTable::new(&view);
-                for _ in 0..3 {
-                    let input = random_below(&mut rng, q, n);
-                    let (mut ours, mut theirs) = (input.clone(), input);
-                    X86::forward_shoup(&shoup, &mut ours).unwrap();
-                    Portable::forward(&view, &mut theirs).unwrap();
-                    assert_eq!(ours, theirs, "n={n} q={q}");
-                }
-            }
-        }
-        let table = NttTable::new_vec(12_289, 64).unwrap();
-        assert!(X86::forward_shoup(&ShoupTable::new(&table.view()), &mut [0u32; 32]).is_err());
-    }
-
-    #[test]
     fn pointwise_matches_portable() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(2);
         for q in [1_061_093_377u32, 1_073_741_789, 65_537, 12_289, 3] {
@@ -1628,167 +1334,6 @@ mod tests {
                 X86::pointwise_mul_add(&m, &a, &b, &mut ours).unwrap();
                 Portable::pointwise_mul_add(&m, &a, &b, &mut theirs).unwrap();
                 assert_eq!(ours, theirs);
-            }
-        }
-    }
-
-    #[test]
-    fn lift_matches_scalar_definition() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        let moduli = [
-            1_061_093_377u32,
-            972_668_929,
-            1_073_741_789,
-            65_537,
-            12_289,
-            7681,
-            3,
-        ];
-        for &p in &moduli {
-            for &q in &moduli {
-                let (from, to) = (Modulus::new(p).unwrap(), Modulus::new(q).unwrap());
-                let mut src = random_below(&mut rng, p, 1000);
-                let half = (p - 1) / 2;
-                src.extend([half, half + 1, p - 1, 0, 1].iter().map(|v| v % p));
-                let mut dst = vec![0; src.len()];
-                X86::lift_centered(&src, &from, &to, &mut dst).unwrap();
-                for (&v, &d) in src.iter().zip(&dst) {
-                    let centred = if v > half {
-                        i64::from(v) - i64::from(p)
-                    } else {
-                        i64::from(v)
-                    };
-                    assert_eq!(
-                        i64::from(d),
-                        centred.rem_euclid(i64::from(q)),
-                        "v={v} p={p} q={q}"
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn key_switch_block_matches_big_integers() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(4);
-        for q in [1_073_741_789u32, 1_061_093_377, 65_537, 12_289] {
-            let m = Modulus::new(q).unwrap();
-            for count in [0usize, 1, 12, 16, 17, 40] {
-                for len in [1usize, 16, 33, 64] {
-                    let stride = len + 3;
-                    let total = count.max(1) * stride;
-                    let digits = random_below(&mut rng, q, total);
-                    // Worst case for the lazy sums: all maximal.
-                    let key_a = if count == 17 {
-                        vec![q - 1; total]
-                    } else {
-                        random_below(&mut rng, q, total)
-                    };
-                    let digits = if count == 17 {
-                        vec![q - 1; total]
-                    } else {
-                        digits
-                    };
-                    let key_b = random_below(&mut rng, q, total);
-                    let add_a = random_below(&mut rng, q, len);
-                    let add_b = random_below(&mut rng, q, len);
-                    let to_mont = |k: &[u32]| k.iter().map(|&v| m.to_mont(v)).collect::<Vec<_>>();
-                    let (mut out_a, mut out_b) = (vec![0; len], vec![0; len]);
-                    X86::key_switch_block(
-                        &m,
-                        count,
-                        stride,
-                        &digits,
-                        &to_mont(&key_a),
-                        &to_mont(&key_b),
-                        &add_a,
-                        &add_b,
-                        &mut out_a,
-                        &mut out_b,
-                    )
-                    .unwrap();
-                    for j in 0..len {
-                        let expect = |key: &[u32], add: &[u32]| {
-                            let mut s = u128::from(add[j]);
-                            for i in 0..count {
-                                s += u128::from(digits[i * stride + j])
-                                    * u128::from(key[i * stride + j]);
-                            }
-                            (s % u128::from(q)) as u32
-                        };
-                        assert_eq!(
-                            out_a[j],
-                            expect(&key_a, &add_a),
-                            "a q={q} count={count} len={len} j={j}"
-                        );
-                        assert_eq!(
-                            out_b[j],
-                            expect(&key_b, &add_b),
-                            "b q={q} count={count} len={len} j={j}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn tensor_key_switch_matches_big_integers() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(8);
-        for q in [1_073_741_789u32, 1_061_093_377, 65_537, 12_289] {
-            let m = Modulus::new(q).unwrap();
-            for count in [0usize, 1, 12, 14, 15, 16, 30] {
-                for len in [1usize, 16, 33] {
-                    let stride = len + 5;
-                    let total = count.max(1) * stride;
-                    let maximal = count == 14;
-                    let pick = |rng: &mut rand::rngs::StdRng, l| {
-                        if maximal {
-                            vec![q - 1; l]
-                        } else {
-                            random_below(rng, q, l)
-                        }
-                    };
-                    let digits = pick(&mut rng, total);
-                    let key_a = pick(&mut rng, total);
-                    let key_b = pick(&mut rng, total);
-                    let xs = [pick(&mut rng, len), pick(&mut rng, len)];
-                    let ys = [pick(&mut rng, len), pick(&mut rng, len)];
-                    let to_mont = |k: &[u32]| k.iter().map(|&v| m.to_mont(v)).collect::<Vec<_>>();
-                    let (mut out_a, mut out_b) = (vec![0; len], vec![0; len]);
-                    X86::tensor_key_switch_block(
-                        &m,
-                        count,
-                        stride,
-                        &digits,
-                        &to_mont(&key_a),
-                        &to_mont(&key_b),
-                        [&xs[0], &xs[1]],
-                        [&ys[0], &ys[1]],
-                        &mut out_a,
-                        &mut out_b,
-                    )
-                    .unwrap();
-                    let big = |v: u32| u128::from(v);
-                    for j in 0..len {
-                        let mut sa = big(xs[0][j]) * big(ys[1][j]) + big(xs[1][j]) * big(ys[0][j]);
-                        let mut sb = big(xs[0][j]) * big(ys[0][j]);
-                        for i in 0..count {
-                            sa += big(digits[i * stride + j]) * big(key_a[i * stride + j]);
-                            sb += big(digits[i * stride + j]) * big(key_b[i * stride + j]);
-                        }
-                        assert_eq!(
-                            u128::from(out_a[j]),
-                            sa % big(q),
-                            "a q={q} count={count} len={len} j={j}"
-                        );
-                        assert_eq!(
-                            u128::from(out_b[j]),
-                            sb % big(q),
-                            "b q={q} count={count} len={len} j={j}"
-                        );
-                    }
-                }
             }
         }
     }
@@ -1813,17 +1358,12 @@ mod tests {
                 Portable::forward(&view, &mut expected).unwrap();
                 let mut ours = input.clone();
                 // SAFETY: AVX2 is available (checked at the top).
-                unsafe { avx2::forward(&view.modulus, view.forward, None, &mut ours) };
+                unsafe { avx2::forward::<false>(&view.modulus, view.forward, &[], &mut ours) };
                 assert_eq!(ours, expected, "forward n={n} q={q}");
                 let mut ours = input.clone();
                 // SAFETY: as above.
                 unsafe {
-                    avx2::forward(
-                        &view.modulus,
-                        &[],
-                        Some((&shoup.twiddles, &shoup.shoup)),
-                        &mut ours,
-                    )
+                    avx2::forward::<true>(&view.modulus, &shoup.twiddles, &shoup.shoup, &mut ours)
                 };
                 assert_eq!(ours, expected, "shoup n={n} q={q}");
                 let mut theirs = expected.clone();
@@ -1925,16 +1465,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn key_switch_block_rejects_short_inputs() {
-        let m = Modulus::new(12_289).unwrap();
-        let (mut oa, mut ob) = (vec![0; 16], vec![0; 16]);
-        let z = vec![0u32; 16];
-        let short = vec![0u32; 20];
-        assert!(
-            X86::key_switch_block(&m, 2, 16, &short, &z, &z, &z, &z, &mut oa, &mut ob).is_err()
-        );
     }
 }
