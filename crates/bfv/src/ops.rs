@@ -212,22 +212,8 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let lc = constants::<P>(level)?;
         check_below_t(plain)?;
-        // One PRNG state at a time keeps the stack small (the secret one is dropped first).
-        sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
-        let mut prng_a = PublicPrng::<A>::new(&seeds.a);
         let c0 = out.c0_mut(level, seeds.a)?;
-        // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
-        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let row = &mut c0[i * N..(i + 1) * N];
-            let q = table.modulus();
-            sample_uniform(&mut prng_a, q, &mut ws.poly);
-            let s_hat = &sk.ntt_residues()[i * N..(i + 1) * N];
-            Ntt::pointwise_mul(q, &ws.poly, s_hat, row)?;
-            Ntt::inverse(&table.view(), row)?;
-            finish_c0(q, lc, i, plain, &ws.small[0], row, true);
-        }
-        ws.clear();
-        Ok(())
+        Self::symmetric_c0(sk, plain, seeds, level, lc, c0, None, ws)
     }
 
     /// Seeded symmetric encryption at the full level with fresh seeds from `rng`.
@@ -253,21 +239,47 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let lc = constants::<P>(level)?;
         check_below_t(plain)?;
+        let (c0, c1) = out.rows_mut(level)?;
+        Self::symmetric_c0(sk, plain, seeds, level, lc, c0, Some(c1), ws)
+    }
+
+    /// The part both symmetric encryptions share, at `level`: `e` Gaussian from
+    /// `prng_e(seeds.e)`, then per prime `c0 = Δm − INTT(â ⊙ ŝ) − e` with `â` from
+    /// `prng_a(seeds.a)`: sampled straight in the evaluation domain when `c1` is `None` (the
+    /// seeded form), or sampled as `a` in the coefficient domain into `c1` and transformed
+    /// (the classic form).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn symmetric_c0(
+        sk: &SecretKey<P>,
+        plain: &[u32; N],
+        seeds: &EncryptionSeeds,
+        level: usize,
+        lc: &LevelConstants,
+        c0: &mut [u32],
+        mut c1: Option<&mut [u32]>,
+        ws: &mut Workspace,
+    ) -> Result<(), Error> {
         // One PRNG state at a time keeps the stack small (the secret one is dropped first).
         sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
-        let (c0, c1) = out.rows_mut(level)?;
+        // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let row0 = &mut c0[i * N..(i + 1) * N];
-            let row1 = &mut c1[i * N..(i + 1) * N];
+            let rows = i * N..(i + 1) * N;
             let q = table.modulus();
-            sample_uniform(&mut prng_a, q, row1);
-            ws.poly.copy_from_slice(row1);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
-            let s_hat = &sk.ntt_residues()[i * N..(i + 1) * N];
-            Ntt::pointwise_mul(q, &ws.poly, s_hat, row0)?;
-            Ntt::inverse(&table.view(), row0)?;
-            finish_c0(q, lc, i, plain, &ws.small[0], row0, true);
+            match c1.as_deref_mut() {
+                None => sample_uniform(&mut prng_a, q, &mut ws.poly),
+                Some(c1) => {
+                    let a = &mut c1[rows.clone()];
+                    sample_uniform(&mut prng_a, q, a);
+                    ws.poly.copy_from_slice(a);
+                    Ntt::forward(&table.view(), &mut ws.poly)?;
+                }
+            }
+            let row = &mut c0[rows.clone()];
+            Ntt::pointwise_mul(q, &ws.poly, &sk.ntt_residues()[rows], row)?;
+            Ntt::inverse(&table.view(), row)?;
+            finish_c0(q, lc, i, plain, &ws.small[0], row, true);
         }
         ws.clear();
         Ok(())
