@@ -213,7 +213,7 @@ pub(crate) fn check_key_switch(
 /// The portable key switch, after [`check_key_switch`]: `streams = [digits, key_a, key_b]`;
 /// `inputs = [add_a, add_b, -, -]`, or `[x0, x1, y0, y1]` with `TENSOR`. The same chunking
 /// of the lazy sums as the SIMD kernels (the tensor's two products take two digits' room).
-fn key_switch<const TENSOR: bool>(
+pub(crate) fn key_switch<const TENSOR: bool>(
     m: &Modulus,
     count: usize,
     stride: usize,
@@ -476,6 +476,13 @@ pub(crate) mod tests {
                 }
             }
         }
+        // No digits: the streams may be empty and the outputs are the addends (40 outputs:
+        // whole vectors and a tail).
+        let m = Modulus::new(12_289).unwrap();
+        let add: Vec<u32> = (0..40).collect();
+        let (mut out_a, mut out_b) = (vec![0; 40], vec![0; 40]);
+        B::key_switch_block(&m, 0, 40, &[], &[], &[], &add, &add, &mut out_a, &mut out_b).unwrap();
+        assert_eq!((out_a, out_b), (add.clone(), add));
     }
 
     /// [`RnsKernels::tensor_key_switch_block`] equals the exact (`u128`) sums, maximal

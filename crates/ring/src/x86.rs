@@ -106,18 +106,8 @@ impl RnsKernels for X86 {
         let done = unsafe {
             key_switch_simd::<false>(modulus, count, stride, streams, inputs, out_a, out_b)
         };
-        Portable::key_switch_block(
-            modulus,
-            count,
-            stride,
-            &digits[done..],
-            &key_a[done..],
-            &key_b[done..],
-            &add_a[done..],
-            &add_b[done..],
-            &mut out_a[done..],
-            &mut out_b[done..],
-        )
+        key_switch_tail::<false>(modulus, count, stride, streams, inputs, out_a, out_b, done);
+        Ok(())
     }
 
     fn tensor_key_switch_block(
@@ -139,18 +129,8 @@ impl RnsKernels for X86 {
         let done = unsafe {
             key_switch_simd::<true>(modulus, count, stride, streams, inputs, out_a, out_b)
         };
-        Portable::tensor_key_switch_block(
-            modulus,
-            count,
-            stride,
-            &digits[done..],
-            &key_a[done..],
-            &key_b[done..],
-            [&x[0][done..], &x[1][done..]],
-            [&y[0][done..], &y[1][done..]],
-            &mut out_a[done..],
-            &mut out_b[done..],
-        )
+        key_switch_tail::<true>(modulus, count, stride, streams, inputs, out_a, out_b, done);
+        Ok(())
     }
 
     #[cfg(feature = "alloc")]
@@ -202,6 +182,36 @@ unsafe fn key_switch_simd<const TENSOR: bool>(
         }
     } else {
         0
+    }
+}
+
+/// The outputs from `done` on, by the portable kernel (shapes already checked).
+#[allow(clippy::too_many_arguments)]
+fn key_switch_tail<const TENSOR: bool>(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    streams: [&[u32]; 3],
+    inputs: [&[u32]; 4],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+    done: usize,
+) {
+    if done < out_a.len() {
+        // Without digits (`count == 0`) the streams may be shorter than `done`; they are
+        // not read then.
+        fn rest(s: &[u32], done: usize) -> &[u32] {
+            s.get(done..).unwrap_or_default()
+        }
+        crate::rns::key_switch::<TENSOR>(
+            m,
+            count,
+            stride,
+            streams.map(|s| rest(s, done)),
+            inputs.map(|s| rest(s, done)),
+            &mut out_a[done..],
+            &mut out_b[done..],
+        );
     }
 }
 
