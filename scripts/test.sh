@@ -10,6 +10,9 @@ bash scripts/setup.sh
 
 echo "== lint =="
 cargo fmt --all -- --check
+for crate in firmware/harness firmware/m55 firmware/m33; do
+  cargo fmt --manifest-path "$crate/Cargo.toml" -- --check
+done
 cargo clippy --workspace --all-targets --release -q -- -D warnings
 
 echo "== host tests =="

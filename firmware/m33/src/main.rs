@@ -80,9 +80,21 @@ fn kernel_tests<P: ParamSet>(h: &mut Harness) {
         arith::mul_general(got.as_mut(), ext.as_ref(), s.as_ref());
         ok_general &= got == expected;
     }
-    h.check_detail("uadd8 binary multiplication (constant-time) == schoolbook", P::NAME, ok_ct);
-    h.check_detail("uadd8 binary multiplication (branchy) == schoolbook", P::NAME, ok_branchy);
-    h.check_detail("general multiplication (shares) == schoolbook", P::NAME, ok_general);
+    h.check_detail(
+        "uadd8 binary multiplication (constant-time) == schoolbook",
+        P::NAME,
+        ok_ct,
+    );
+    h.check_detail(
+        "uadd8 binary multiplication (branchy) == schoolbook",
+        P::NAME,
+        ok_branchy,
+    );
+    h.check_detail(
+        "general multiplication (shares) == schoolbook",
+        P::NAME,
+        ok_general,
+    );
 }
 
 fn gadget_tests(h: &mut Harness) {
@@ -104,7 +116,11 @@ fn gadget_tests(h: &mut Harness) {
             ok_lanes &= (d >> (8 * t)) as u8 == xb.wrapping_sub(yb);
         }
     }
-    h.check_detail("uadd8/usub8 lanes == byte arithmetic", "10000 cases", ok_lanes);
+    h.check_detail(
+        "uadd8/usub8 lanes == byte arithmetic",
+        "10000 cases",
+        ok_lanes,
+    );
     let mut ok_a2b = true;
     let mut random = [0u32; masked::RANDOM_WORDS_PER_GROUP];
     for log_q in [7u32, 8] {
@@ -122,7 +138,11 @@ fn gadget_tests(h: &mut Harness) {
             ok_a2b &= b0 ^ b1 == expected;
         }
     }
-    h.check_detail("masked A2B + MSB (asm gadget) == direct", "10000 cases", ok_a2b);
+    h.check_detail(
+        "masked A2B + MSB (asm gadget) == direct",
+        "10000 cases",
+        ok_a2b,
+    );
 }
 
 fn kat_test<P: ParamSet>(h: &mut Harness, file: &[u8]) {
@@ -171,7 +191,10 @@ fn median_of<F: FnMut(&mut Pool) -> bool>(cal: (u64, u64), mode: Mode, mut op: F
         *s = meter::ticks(|| ok = op(&mut pool));
         all_ok &= ok;
     }
-    (meter::to_instructions(meter::median(&mut samples), cal), all_ok)
+    (
+        meter::to_instructions(meter::median(&mut samples), cal),
+        all_ok,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -196,9 +219,24 @@ fn row<F: FnMut(&mut Pool) -> bool>(
         (0, true)
     };
     if needs_entropy {
-        hprintln!("| {} | {} | {} | {} | {} | {} |", set, stage, op, cold, warm, stack);
+        hprintln!(
+            "| {} | {} | {} | {} | {} | {} |",
+            set,
+            stage,
+            op,
+            cold,
+            warm,
+            stack
+        );
     } else {
-        hprintln!("| {} | {} | {} | {} | - | {} |", set, stage, op, cold, stack);
+        hprintln!(
+            "| {} | {} | {} | {} | - | {} |",
+            set,
+            stage,
+            op,
+            cold,
+            stack
+        );
     }
     if !(ok_cold && ok_warm && ok_stack) {
         h.check_detail("measured operation returned Ok", op, false);
@@ -331,18 +369,46 @@ fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
     let Ok(ct) = cpa::encrypt::<P, Hardened, _, POOL>(&pk, message, &mut pool) else {
         return h.check_detail("constant-count setup", P::NAME, false);
     };
-    let pair = |x: u32, y: u32| (meter::to_instructions(x, cal), meter::to_instructions(y, cal));
+    let pair = |x: u32, y: u32| {
+        (
+            meter::to_instructions(x, cal),
+            meter::to_instructions(y, cal),
+        )
+    };
     let close = |x: u32, y: u32| x.abs_diff(y) <= 1;
 
-    let b0 = median_ticks(|| { black_box(cpa::decrypt::<P, Branchy>(&light, &ct, out).is_ok()); });
-    let b1 = median_ticks(|| { black_box(cpa::decrypt::<P, Branchy>(&heavy, &ct, out).is_ok()); });
-    let t0 = median_ticks(|| { black_box(cpa::decrypt::<P, ConstantTime>(&light, &ct, out).is_ok()); });
-    let t1 = median_ticks(|| { black_box(cpa::decrypt::<P, ConstantTime>(&heavy, &ct, out).is_ok()); });
+    let b0 = median_ticks(|| {
+        black_box(cpa::decrypt::<P, Branchy>(&light, &ct, out).is_ok());
+    });
+    let b1 = median_ticks(|| {
+        black_box(cpa::decrypt::<P, Branchy>(&heavy, &ct, out).is_ok());
+    });
+    let t0 = median_ticks(|| {
+        black_box(cpa::decrypt::<P, ConstantTime>(&light, &ct, out).is_ok());
+    });
+    let t1 = median_ticks(|| {
+        black_box(cpa::decrypt::<P, ConstantTime>(&heavy, &ct, out).is_ok());
+    });
     let (bl, bh) = pair(b0, b1);
     let (tl, th) = pair(t0, t1);
-    hprintln!("     {} CPA decrypt, light vs heavy key: branchy {} vs {}; branch-free {} vs {}", P::NAME, bl, bh, tl, th);
-    h.check_detail("instruction count independent of the secret key (branch-free CPA decrypt)", P::NAME, close(t0, t1));
-    h.check_detail("branchy baseline does depend on the key (the check can fail)", P::NAME, !close(b0, b1));
+    hprintln!(
+        "     {} CPA decrypt, light vs heavy key: branchy {} vs {}; branch-free {} vs {}",
+        P::NAME,
+        bl,
+        bh,
+        tl,
+        th
+    );
+    h.check_detail(
+        "instruction count independent of the secret key (branch-free CPA decrypt)",
+        P::NAME,
+        close(t0, t1),
+    );
+    h.check_detail(
+        "branchy baseline does depend on the key (the check can fail)",
+        P::NAME,
+        !close(b0, b1),
+    );
 
     // Encryption: the secret is e1 (from the pool); different pool seeds give different e1.
     let e0 = median_ticks(|| {
@@ -369,11 +435,28 @@ fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
     let Ok(invalid) = rblwe::cca::CcaCiphertext::<P>::from_bytes(&bytes[..len]) else {
         return h.check_detail("constant-count setup", P::NAME, false);
     };
-    let v = median_ticks(|| { black_box(cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &valid, &mut pool, out).is_ok()); });
-    let i = median_ticks(|| { black_box(cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &invalid, &mut pool, out).is_ok()); });
+    let v = median_ticks(|| {
+        black_box(
+            cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &valid, &mut pool, out).is_ok(),
+        );
+    });
+    let i = median_ticks(|| {
+        black_box(
+            cca::decrypt::<P, Hardened, _, _, POOL>(&mut csk, &invalid, &mut pool, out).is_ok(),
+        );
+    });
     let (vv, ii) = pair(v, i);
-    hprintln!("     {} CCA2 decrypt, valid vs tampered: {} vs {}", P::NAME, vv, ii);
-    h.check_detail("instruction count independent of ciphertext validity (CCA2 decrypt)", P::NAME, close(v, i));
+    hprintln!(
+        "     {} CCA2 decrypt, valid vs tampered: {} vs {}",
+        P::NAME,
+        vv,
+        ii
+    );
+    h.check_detail(
+        "instruction count independent of ciphertext validity (CCA2 decrypt)",
+        P::NAME,
+        close(v, i),
+    );
 
     // Masked decryption with the two keys (shares are refreshed from the pool each time).
     let (Ok(mut ml), Ok(mut mh)) = (
@@ -382,9 +465,17 @@ fn constant_count_checks<P: ParamSet>(h: &mut Harness, cal: (u64, u64)) {
     ) else {
         return h.check_detail("constant-count setup", P::NAME, false);
     };
-    let m0 = median_ticks(|| { black_box(ml.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok()); });
-    let m1 = median_ticks(|| { black_box(mh.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok()); });
-    h.check_detail("instruction count independent of the secret key (masked decrypt)", P::NAME, close(m0, m1));
+    let m0 = median_ticks(|| {
+        black_box(ml.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok());
+    });
+    let m1 = median_ticks(|| {
+        black_box(mh.decrypt::<Hardened, _, POOL>(&ct, &mut pool, out).is_ok());
+    });
+    h.check_detail(
+        "instruction count independent of the secret key (masked decrypt)",
+        P::NAME,
+        close(m0, m1),
+    );
 }
 
 #[entry]
@@ -404,7 +495,10 @@ fn main() -> ! {
         (cal.0 % cal.1) * 100 / cal.1
     );
     let empty = meter::to_instructions(meter::ticks(|| {}), cal);
-    hprintln!("measurement overhead (empty closure): {} instructions", empty);
+    hprintln!(
+        "measurement overhead (empty closure): {} instructions",
+        empty
+    );
 
     hprintln!("== on-target tests ==");
     kernel_tests::<Set1>(&mut h);
