@@ -28,6 +28,7 @@ mod ops;
 pub mod params;
 pub mod prng;
 pub mod sampler;
+pub mod wire;
 
 pub use ciphertext::{Ciphertext, SeededCiphertext};
 pub use error::Error;
