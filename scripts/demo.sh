@@ -17,3 +17,7 @@ echo "== 2. OpenFHE BV relinearization engine on OpenFHE 1.5.1 vectors =="
 vectors="${ZEPPELIN_VECTORS:-../shared/vectors}/openfhe-bv-n4096-l4-b2"
 out="$(mktemp -d)"
 "$ZEPPELIN_BIN" evalmult --in "$vectors" --out "$out" --check
+
+echo
+echo "== 3. Zeppelin device code vs SEAL on this host =="
+.venv/bin/python scripts/bench_vs_seal.py

@@ -4,6 +4,7 @@
 //! Exit status 0 on success; 1 with one line `zeppelin: error: ...` on stderr when an input is
 //! bad or an operation fails; 2 for a malformed command line (clap's usage error).
 
+mod bench;
 mod device_wire;
 mod evalmult;
 mod rblwe;
@@ -62,6 +63,8 @@ enum Command {
     Evalmult(evalmult::EvalmultArgs),
     /// Ring-binary-LWE public-key encryption (CPA or CCA2) with files: keygen, encrypt, decrypt.
     Rblwe(rblwe::RblweArgs),
+    /// Median timings of the device operations on this host (set beside SEAL by scripts/bench_vs_seal.py).
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -232,6 +235,7 @@ fn main() -> ExitCode {
         Command::Keys(a) => keys(&a),
         Command::Evalmult(a) => evalmult::run(a),
         Command::Rblwe(a) => rblwe::run(a),
+        Command::Bench(a) => bench::run(&a),
         Command::Demo(a) => match a.preset {
             Preset::Seal4096 => demo::<Seal4096>(&a),
             Preset::Zeppelin4096 => demo::<Zeppelin4096>(&a),
