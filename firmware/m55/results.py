@@ -191,8 +191,9 @@ def main():
       " (`.bulk`: NTT vectors and KAT files, test-only, outside the 512 KiB code memory; `.bss`: the objects "
       "of both presets, keystream tapes and test buffers).\n")
     w("## Binary audit (`audit.sh`, rules in `audit.py`)\n")
-    w(f"`{audit}`. The MVE kernel passes, the secret stream's AES core (`aes128_encrypt`, `sub_bytes`) and the "
-      "bfv secret arithmetic (`mul_assign`, `finish_c0`, `behz_accumulate`, `behz_finish`, `Workspace::clear`), "
+    w(f"`{audit}`. The MVE kernels (NTT passes; pointwise products, which also carry bfv's products with the "
+      "secret key) pass, the secret stream's AES core (`aes128_encrypt`, `sub_bytes`) and the "
+      "bfv secret arithmetic (`finish_c0`, `behz_accumulate`, `behz_finish`, `Workspace::clear`), "
       "and the secret-stream samplers and the small-value lift (`sample_ternary`, `sample_gaussian` on the "
       "software-AES stream, `lift_small`, out of line in the bfv crate so that the audited copies are the ones that run) "
       "contain no division, no conditional branch other than loop back-edges / exits / zero-trip guards, and no "

@@ -124,14 +124,6 @@ fn small_mod(q: u32, s: i8) -> u32 {
     v.wrapping_add(q & ct::mask_from_msb(v))
 }
 
-/// `row[j] ← row[j]·s[j] mod q`, in place.
-#[inline(never)]
-fn mul_assign(q: &Modulus, row: &mut [u32], s: &[u32]) {
-    for (x, &y) in row.iter_mut().zip(s) {
-        *x = q.mul(*x, y);
-    }
-}
-
 impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     // ----- key generation -------------------------------------------------------------
 
@@ -457,7 +449,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let table = &P::ntt_tables()[i];
         let q = table.modulus();
-        mul_assign(q, &mut ws.poly, &sk.ntt_residues()[i * N..(i + 1) * N]);
+        Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[i * N..(i + 1) * N])?;
         Ntt::inverse(&table.view(), &mut ws.poly)?;
         behz_accumulate(q, lc, i, &ws.poly, c0, acc_t, &mut ws.aux);
         Ok(())
@@ -531,7 +523,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let rows = i * N..(i + 1) * N;
             ws.poly.copy_from_slice(&c1[rows.clone()]);
             Ntt::forward(&table.view(), &mut ws.poly)?;
-            mul_assign(q, &mut ws.poly, &sk.ntt_residues()[rows.clone()]);
+            Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[rows.clone()])?;
             Ntt::inverse(&table.view(), &mut ws.poly)?;
             for ((o, &x), &c) in out.iter_mut().zip(ws.poly.iter()).zip(&c0[rows]) {
                 *o = q.add(x, c);

@@ -1379,6 +1379,32 @@ impl NttBackend for Mve {
     ) -> Result<(), RingError> {
         pointwise::<true>(modulus, a, b, acc)
     }
+
+    fn pointwise_mul_assign(modulus: &Modulus, a: &mut [u32], b: &[u32]) -> Result<(), RingError> {
+        crate::ntt::check_same_len(a.len(), b.len())?;
+        if a.is_empty() {
+            return Ok(());
+        }
+        if a.len() % 4 != 0 || certify_pointwise(modulus.value()).is_err() {
+            return Portable::pointwise_mul_assign(modulus, a, b);
+        }
+        let (c, r2, r2q) = pointwise_consts(modulus);
+        let p = a.as_mut_ptr();
+        // SAFETY: `a` and `b` have the same length, a multiple of 4; the kernel reads each
+        // 4-lane chunk of `a` before it writes the same chunk, so in place is sound.
+        unsafe { pointwise_pass::<false>(p, b.as_ptr(), p, a.len() >> 2, r2, r2q, &c) };
+        Ok(())
+    }
+}
+
+/// The pointwise kernel's constants: `Consts`, `r2 = 2^64 mod q` (the Montgomery form of
+/// `2^32`: `mont(t, r2) = t·2^32 mod q`) and its quotient factor.
+fn pointwise_consts(modulus: &Modulus) -> (Consts, u32, u32) {
+    let c = Consts::new(modulus);
+    let r2 = modulus.to_mont(1);
+    let r2 = modulus.mul(r2, r2);
+    let r2q = c.quotient_factor(r2);
+    (c, r2, r2q)
 }
 
 fn pointwise<const ACC: bool>(
@@ -1408,11 +1434,7 @@ fn pointwise<const ACC: bool>(
             Portable::pointwise_mul(modulus, a, b, out)
         };
     }
-    let c = Consts::new(modulus);
-    // 2^64 mod q, the Montgomery form of 2^32: mont(t, r2) = t·2^32 mod q.
-    let r2 = modulus.to_mont(1);
-    let r2 = modulus.mul(r2, r2);
-    let r2q = c.quotient_factor(r2);
+    let (c, r2, r2q) = pointwise_consts(modulus);
     // SAFETY: the three slices have the same length, a multiple of 4.
     unsafe {
         pointwise_pass::<ACC>(

@@ -84,6 +84,16 @@ pub trait NttBackend {
         out: &mut [u32],
     ) -> Result<(), RingError>;
 
+    /// `a[i] = a[i]·b[i] mod q`, in place (evaluation-domain product); all inputs `< q`.
+    /// The default is the portable loop; backends with a vector kernel override it.
+    fn pointwise_mul_assign(modulus: &Modulus, a: &mut [u32], b: &[u32]) -> Result<(), RingError> {
+        check_same_len(a.len(), b.len())?;
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = modulus.mul(*x, y);
+        }
+        Ok(())
+    }
+
     /// `acc[i] = acc[i] + a[i]·b[i] mod q`; all inputs `< q`.
     fn pointwise_mul_add(
         modulus: &Modulus,

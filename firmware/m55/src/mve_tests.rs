@@ -20,7 +20,7 @@ macro_rules! table {
 }
 
 /// `cases` random inputs (plus all-zero and all-(q-1)): forward, inverse and pointwise
-/// products of `Mve` must equal `Portable`'s word for word. Returns the inputs compared.
+/// products (out of place, in place, multiply-accumulate) of `Mve` must equal `Portable`'s word for word. Returns the inputs compared.
 fn compare(
     view: &NttView<'_>,
     cases: usize,
@@ -59,6 +59,10 @@ fn compare(
             ok &= Mve::pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
             ok &= e[..] == d[k..k + 16];
         }
+        // In place: b = a, then b ← b·c with Mve; must equal d = a·c (Portable, above).
+        b.copy_from_slice(a);
+        ok &= Mve::pointwise_mul_assign(&view.modulus, b, c).is_ok();
+        ok &= first_mismatch(b, d).is_none();
         // acc = d; d += a·c, both ways.
         b.copy_from_slice(d);
         ok &= Portable::pointwise_mul_add(&view.modulus, a, c, d).is_ok();
