@@ -67,8 +67,12 @@ SECRET_PATH = [
     # BFV secret arithmetic (zeppelin crate; its products with the secret key are ring's
     # pointwise kernels above): the noise/message assembly of c0, BEHZ decryption, wiping.
     ("zeppelin::ops::finish_c0", None),
-    ("zeppelin::ops::behz_accumulate", None),
-    ("zeppelin::ops::behz_finish", None),
+    # BEHZ decryption tail: the Helium kernels the MVE build runs, and their scalar twins
+    # (compared with them on target; the portable build's copies).
+    ("zeppelin_ring::mve::behz_accumulate_pass", None),
+    ("zeppelin_ring::mve::behz_finish_pass", None),
+    ("zeppelin::behz::accumulate_scalar", None),
+    ("zeppelin::behz::finish_scalar", None),
     ("<zeppelin::ops::Workspace>::clear", None),
     # The secret-stream samplers (the instances on the software-AES secret stream, as the
     # client images use them) and the small-value lift; out of line in the bfv crate.

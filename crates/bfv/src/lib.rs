@@ -19,6 +19,7 @@
 #![no_std]
 #![deny(unsafe_code)]
 
+pub mod behz;
 pub mod ciphertext;
 pub mod encoder;
 mod error;

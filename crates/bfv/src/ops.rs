@@ -7,13 +7,13 @@ use rand_core::{CryptoRng, RngCore};
 use zeppelin_ring::{ct, Modulus, Ntt, NttBackend};
 use zeroize::Zeroize;
 
+use crate::behz;
 use crate::ciphertext::{check_level, Ciphertext, SeededCiphertext};
 use crate::encoder::check_below_t;
 use crate::error::Error;
 use crate::keys::{check_rows, PublicKey, SecretKey};
 use crate::params::{
-    level_constants, LevelConstants, Params, GAMMA_MASK_PUB, N, T, T_HALF_UP, T_INV_MOD_2_32,
-    T_MODULUS,
+    level_constants, LevelConstants, Params, N, T, T_HALF_UP, T_INV_MOD_2_32, T_MODULUS,
 };
 use crate::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
 use crate::sampler::{lift_small, sample_gaussian, sample_ternary, sample_uniform};
@@ -408,7 +408,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             Ntt::forward(&table.view(), &mut ws.poly)?;
             Self::accumulate_prime(sk, lc, i, &c0[rows], plain, ws)?;
         }
-        behz_finish(lc, plain, &ws.aux);
+        behz::finish(lc, plain, &ws.aux)?;
         ws.clear();
         Ok(())
     }
@@ -432,7 +432,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             sample_uniform(&mut prng_a, table.modulus(), &mut ws.poly);
             Self::accumulate_prime(sk, lc, i, &ct.c0()[i * N..(i + 1) * N], plain, ws)?;
         }
-        behz_finish(lc, plain, &ws.aux);
+        behz::finish(lc, plain, &ws.aux)?;
         ws.clear();
         Ok(())
     }
@@ -451,8 +451,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         let q = table.modulus();
         Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[i * N..(i + 1) * N])?;
         Ntt::inverse(&table.view(), &mut ws.poly)?;
-        behz_accumulate(q, lc, i, &ws.poly, c0, acc_t, &mut ws.aux);
-        Ok(())
+        behz::accumulate(q, lc, i, &ws.poly, c0, acc_t, &mut ws.aux)
     }
 
     // ----- noise ----------------------------------------------------------------------
@@ -556,54 +555,5 @@ fn finish_c0(
         } else {
             q.add(q.add(*x, e), dm)
         };
-    }
-}
-
-/// BEHZ steps 1-2 for prime `i`: with `x = INTT(ĉ1 ⊙ ŝ)` (coefficients of `c1·s`) and
-/// `c0`, adds the terms of `y = [(c0 + c1·s)·γt·(Q/q_i)^-1]_{q_i}` to `acc_t` (mod `t`) and
-/// `acc_γ` (mod `2^32`, masked to `γ` at the end). Secret data; masks only.
-#[inline(never)]
-fn behz_accumulate(
-    q: &Modulus,
-    lc: &LevelConstants,
-    i: usize,
-    x: &[u32; N],
-    c0: &[u32],
-    acc_t: &mut [u32; N],
-    acc_gamma: &mut [u32; N],
-) {
-    let t = &T_MODULUS;
-    let scale = lc.behz_scale_mont[i];
-    let hat_t = lc.qhat_mod_t_mont[i];
-    let hat_gamma = lc.qhat_mod_gamma[i];
-    for (((&x, &c), at), ag) in x
-        .iter()
-        .zip(c0)
-        .zip(acc_t.iter_mut())
-        .zip(acc_gamma.iter_mut())
-    {
-        let xi = q.add(x, c);
-        // Steps 1-2: y = [x·γt·(Q/q_i)^-1]_{q_i} (one Montgomery product, x < q).
-        let y = q.mul_mont_constant(xi, scale);
-        // y·|Q/q_i|_t < 2^28·2^17 < t·2^32: a valid Montgomery product.
-        *at = t.add(*at, t.mont_mul(y, hat_t));
-        *ag = ag.wrapping_add(y.wrapping_mul(hat_gamma));
-    }
-}
-
-/// BEHZ steps 3-5 per coefficient: `acc_t` (in `plain`, mod `t`) and `acc_γ` become
-/// `m = (z_t − centred(z_γ))·γ^-1 mod t`.
-#[inline(never)]
-fn behz_finish(lc: &LevelConstants, plain: &mut [u32; N], acc_gamma: &[u32; N]) {
-    let t = &T_MODULUS;
-    let one_mont = t.to_mont(1);
-    for (m, &g) in plain.iter_mut().zip(acc_gamma.iter()) {
-        let z_t = t.mont_mul(*m, lc.neg_q_inv_mod_t_mont);
-        let z_gamma = g.wrapping_mul(lc.neg_q_inv_mod_gamma) & GAMMA_MASK_PUB;
-        // Centring: z_γ − γ when bit 30 is set; reduce mod t without division
-        // (z_γ·(2^32 mod t) < 2^31·2^17 < t·2^32, so one Montgomery product gives z_γ mod t).
-        let negative = ct::mask_from_msb(z_gamma << 1);
-        let z_gamma_t = t.sub(t.mont_mul(z_gamma, one_mont), lc.gamma_mod_t & negative);
-        *m = t.mont_mul(t.sub(z_t, z_gamma_t), lc.gamma_inv_mod_t_mont);
     }
 }

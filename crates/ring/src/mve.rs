@@ -1449,3 +1449,308 @@ fn pointwise<const ACC: bool>(
     };
     Ok(())
 }
+
+// ----- BEHZ decryption tail (BFV) ---------------------------------------------------------
+//
+// The per-coefficient tail of BFV decryption by BEHZ with γ = 2^31 (the `zeppelin` crate's
+// `behz` module holds the scalar twins and the derivation). Every Montgomery product here is
+// the subtractive form of the butterflies with one operand a broadcast constant below its
+// modulus, so `hi(a·b) − hi(m·p)` lies in `(−p, a·b/2^32)` and one `+p` and one
+// `vmin.u32(x, x − p)` give the canonical residue, the value the scalar `Modulus::mont_mul`
+// returns. Bounds (`p` = q or t, all operands canonical): `a·b < p·2^32` for every product
+// (`a < 2^31` for the γ-residue, `p < 2^31`), so one reduction suffices; sums of two
+// residues stay below `2p < 2^32`. No branch but the loop back-edge, no division, no
+// indexed load.
+
+/// BEHZ steps 1–2 for one prime on `4·count` coefficients: `y = mont_q(reduce(x + c), scale)`,
+/// `acc_t = acc_t + mont_t(y, hat_t) mod t`, `acc_γ = acc_γ + y·hat_γ mod 2^32`.
+///
+/// # Safety
+/// `x`, `c` valid for reading `4·count` `u32`, `acc_t`, `acc_gamma` for reading and writing
+/// as many; `count >= 1`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn behz_accumulate_pass(
+    x: *const u32,
+    c: *const u32,
+    acc_t: *mut u32,
+    acc_gamma: *mut u32,
+    count: usize,
+    q: &Consts,
+    t: &Consts,
+    scale_mont: u32,
+    hat_t_mont: u32,
+    hat_gamma: u32,
+) {
+    // Broadcast constants, read once through one pointer (keeps the loop within the GPRs).
+    let k = [q.q, t.q, scale_mont, hat_t_mont];
+    // SAFETY: the caller guarantees the ranges; only q0..q7, `tmp` and flags change.
+    unsafe {
+        asm!(
+            "ldr {tmp}, [{k}]",
+            "vdup.32 q7, {tmp}",
+            "ldr {tmp}, [{k}, #4]",
+            "vdup.32 q6, {tmp}",
+            "ldr {tmp}, [{k}, #8]",
+            "vdup.32 q5, {tmp}",
+            "ldr {tmp}, [{k}, #12]",
+            "vdup.32 q4, {tmp}",
+            "2:",
+            "vldrw.u32 q0, [{x}], #16",
+            "vldrw.u32 q1, [{c}], #16",
+            // xi = x + c mod q (both < q)
+            "vadd.i32 q0, q0, q1",
+            "vsub.i32 q1, q0, q7",
+            "vmin.u32 q0, q0, q1",
+            // y = mont_q(xi, scale), canonical
+            "vmulh.u32 q1, q0, q5",
+            "vmul.i32 q0, q0, {scale_q}",
+            "vmulh.u32 q0, q0, q7",
+            "vsub.i32 q1, q1, q0",
+            "vadd.i32 q1, q1, q7",
+            "vsub.i32 q0, q1, q7",
+            "vmin.u32 q1, q1, q0",
+            // acc_γ += y·hat_γ (mod 2^32)
+            "vldrw.u32 q2, [{ag}]",
+            "vmul.i32 q0, q1, {hat_g}",
+            "vadd.i32 q2, q2, q0",
+            "vstrw.32 q2, [{ag}], #16",
+            // acc_t = acc_t + mont_t(y, hat_t) mod t
+            "vmulh.u32 q0, q1, q4",
+            "vmul.i32 q1, q1, {hat_t_q}",
+            "vmulh.u32 q1, q1, q6",
+            "vsub.i32 q0, q0, q1",
+            "vadd.i32 q0, q0, q6",
+            "vsub.i32 q1, q0, q6",
+            "vmin.u32 q0, q0, q1",
+            "vldrw.u32 q2, [{at}]",
+            "vadd.i32 q0, q0, q2",
+            "vsub.i32 q1, q0, q6",
+            "vmin.u32 q0, q0, q1",
+            "vstrw.32 q0, [{at}], #16",
+            "subs {count}, #1",
+            "bne 2b",
+            x = inout(reg) x => _,
+            c = inout(reg) c => _,
+            at = inout(reg) acc_t => _,
+            ag = inout(reg) acc_gamma => _,
+            count = inout(reg) count => _,
+            k = in(reg) k.as_ptr(),
+            tmp = out(reg) _,
+            scale_q = in(reg) q.quotient_factor(scale_mont),
+            hat_t_q = in(reg) t.quotient_factor(hat_t_mont),
+            hat_g = in(reg) hat_gamma,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// BEHZ steps 3–5 on `4·count` coefficients, γ = 2^31: `z_t = mont_t(m, neg_q_inv_t)`,
+/// `z_γ = acc_γ·neg_q_inv_γ mod 2^31`, `z_γ,t = mont_t(z_γ, 2^32 mod t) − (γ mod t if
+/// z_γ ≥ 2^30) mod t`, `m = mont_t(z_t − z_γ,t mod t, γ^-1)`, written over `m`.
+///
+/// # Safety
+/// `m` valid for reading and writing `4·count` `u32`, `acc_gamma` for reading as many;
+/// `count >= 1`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn behz_finish_pass(
+    m: *mut u32,
+    acc_gamma: *const u32,
+    count: usize,
+    t: &Consts,
+    neg_q_inv_t_mont: u32,
+    neg_q_inv_gamma: u32,
+    gamma_mod_t: u32,
+    gamma_inv_t_mont: u32,
+    one_mont: u32,
+) {
+    // Broadcast constants, read once through one pointer (keeps the loop within the GPRs).
+    let k = [
+        t.q,
+        neg_q_inv_t_mont,
+        one_mont,
+        gamma_inv_t_mont,
+        gamma_mod_t,
+    ];
+    // SAFETY: the caller guarantees the ranges; only q0..q7, `tmp` and flags change.
+    unsafe {
+        asm!(
+            "ldr {tmp}, [{k}]",
+            "vdup.32 q7, {tmp}",
+            "ldr {tmp}, [{k}, #4]",
+            "vdup.32 q6, {tmp}",
+            "ldr {tmp}, [{k}, #8]",
+            "vdup.32 q5, {tmp}",
+            "ldr {tmp}, [{k}, #12]",
+            "vdup.32 q4, {tmp}",
+            "ldr {tmp}, [{k}, #16]",
+            "vdup.32 q3, {tmp}",
+            "2:",
+            // s = acc_γ·neg_q_inv_γ << 1; sign mask of bit 30; z_γ = s >> 1 (< 2^31)
+            "vldrw.u32 q0, [{g}], #16",
+            "vmul.i32 q0, q0, {ng}",
+            "vshl.i32 q0, q0, #1",
+            "vshr.s32 q2, q0, #31",
+            "vshr.u32 q0, q0, #1",
+            "vand q2, q2, q3",
+            // z_γ mod t = mont_t(z_γ, 2^32 mod t)
+            "vmulh.u32 q1, q0, q5",
+            "vmul.i32 q0, q0, {one_q}",
+            "vmulh.u32 q0, q0, q7",
+            "vsub.i32 q1, q1, q0",
+            "vadd.i32 q1, q1, q7",
+            "vsub.i32 q0, q1, q7",
+            "vmin.u32 q1, q1, q0",
+            // centring: z_γ,t = z_γ mod t − (γ mod t & mask) mod t
+            "vadd.i32 q1, q1, q7",
+            "vsub.i32 q1, q1, q2",
+            "vsub.i32 q0, q1, q7",
+            "vmin.u32 q1, q1, q0",
+            // z_t = mont_t(m, neg_q_inv_t)
+            "vldrw.u32 q0, [{m}]",
+            "vmulh.u32 q2, q0, q6",
+            "vmul.i32 q0, q0, {nqt_q}",
+            "vmulh.u32 q0, q0, q7",
+            "vsub.i32 q2, q2, q0",
+            "vadd.i32 q2, q2, q7",
+            "vsub.i32 q0, q2, q7",
+            "vmin.u32 q2, q2, q0",
+            // d = z_t − z_γ,t mod t
+            "vadd.i32 q2, q2, q7",
+            "vsub.i32 q2, q2, q1",
+            "vsub.i32 q0, q2, q7",
+            "vmin.u32 q2, q2, q0",
+            // m = mont_t(d, γ^-1)
+            "vmulh.u32 q1, q2, q4",
+            "vmul.i32 q2, q2, {ginv_q}",
+            "vmulh.u32 q2, q2, q7",
+            "vsub.i32 q1, q1, q2",
+            "vadd.i32 q1, q1, q7",
+            "vsub.i32 q2, q1, q7",
+            "vmin.u32 q1, q1, q2",
+            "vstrw.32 q1, [{m}], #16",
+            "subs {count}, #1",
+            "bne 2b",
+            m = inout(reg) m => _,
+            g = inout(reg) acc_gamma => _,
+            count = inout(reg) count => _,
+            k = in(reg) k.as_ptr(),
+            tmp = out(reg) _,
+            ng = in(reg) neg_q_inv_gamma,
+            one_q = in(reg) t.quotient_factor(one_mont),
+            nqt_q = in(reg) t.quotient_factor(neg_q_inv_t_mont),
+            ginv_q = in(reg) t.quotient_factor(gamma_inv_t_mont),
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            out("s28") _, out("s29") _, out("s30") _, out("s31") _,
+            options(nostack),
+        );
+    }
+}
+
+/// The common length of BEHZ rows, or an error: every row the same length, a multiple of 4.
+fn behz_len(lens: [usize; 4]) -> Result<usize, RingError> {
+    let n = lens[0];
+    for found in lens {
+        crate::ntt::check_same_len(n, found)?;
+    }
+    if n % 4 != 0 {
+        return Err(RingError::DegreeNotSupported { degree: n });
+    }
+    Ok(n)
+}
+
+/// BFV decryption by BEHZ (γ = 2^31), steps 1–2 for one prime `q`, on Helium: for every
+/// coefficient `j`, `y = [(x_j + c0_j)·scale]_q` (one Montgomery product by
+/// `scale_mont`), `acc_t_j ← acc_t_j + mont_t(y, hat_t_mont) mod t`,
+/// `acc_γ_j ← acc_γ_j + y·hat_γ mod 2^32`. Equal word for word to the scalar twin
+/// `zeppelin::behz::accumulate_scalar` when `x_j, c0_j < q`, `acc_t_j < t`,
+/// `scale_mont < q`, `hat_t_mont < t` (tested on target; outside that, results are
+/// unspecified but memory-safe).
+///
+/// Errors: rows of different lengths, or a length that is not a multiple of 4.
+#[allow(clippy::too_many_arguments)]
+pub fn behz_accumulate(
+    q: &Modulus,
+    t: &Modulus,
+    scale_mont: u32,
+    hat_t_mont: u32,
+    hat_gamma: u32,
+    x: &[u32],
+    c0: &[u32],
+    acc_t: &mut [u32],
+    acc_gamma: &mut [u32],
+) -> Result<(), RingError> {
+    let n = behz_len([acc_t.len(), x.len(), c0.len(), acc_gamma.len()])?;
+    if n == 0 {
+        return Ok(());
+    }
+    let (cq, ct) = (Consts::new(q), Consts::new(t));
+    // SAFETY: four rows of n coefficients, n a positive multiple of 4.
+    unsafe {
+        behz_accumulate_pass(
+            x.as_ptr(),
+            c0.as_ptr(),
+            acc_t.as_mut_ptr(),
+            acc_gamma.as_mut_ptr(),
+            n >> 2,
+            &cq,
+            &ct,
+            scale_mont,
+            hat_t_mont,
+            hat_gamma,
+        )
+    };
+    Ok(())
+}
+
+/// BFV decryption by BEHZ (γ = 2^31), steps 3–5, on Helium: `acc_t` (mod `t`, overwritten
+/// with the message) and `acc_γ` become `m = (z_t − centred(z_γ))·γ^-1 mod t` with
+/// `z_t = acc_t·(−Q^-1)`, `z_γ = acc_γ·(−Q^-1) mod γ` centred at bit 30. Equal word for word
+/// to the scalar twin `zeppelin::behz::finish_scalar` when `acc_t_j < t`, the Montgomery
+/// constants are below `t` and `gamma_mod_t < t` (tested on target).
+///
+/// Errors: rows of different lengths, or a length that is not a multiple of 4.
+pub fn behz_finish(
+    t: &Modulus,
+    neg_q_inv_t_mont: u32,
+    neg_q_inv_gamma: u32,
+    gamma_mod_t: u32,
+    gamma_inv_t_mont: u32,
+    acc_t: &mut [u32],
+    acc_gamma: &[u32],
+) -> Result<(), RingError> {
+    let n = behz_len([acc_t.len(), acc_gamma.len(), acc_t.len(), acc_t.len()])?;
+    if n == 0 {
+        return Ok(());
+    }
+    let ct = Consts::new(t);
+    // SAFETY: two rows of n coefficients, n a positive multiple of 4.
+    unsafe {
+        behz_finish_pass(
+            acc_t.as_mut_ptr(),
+            acc_gamma.as_ptr(),
+            n >> 2,
+            &ct,
+            neg_q_inv_t_mont,
+            neg_q_inv_gamma,
+            gamma_mod_t,
+            gamma_inv_t_mont,
+            t.to_mont(1),
+        )
+    };
+    Ok(())
+}

@@ -4,6 +4,7 @@
 #![no_std]
 #![no_main]
 
+mod behz_tests;
 mod bfv_bench;
 mod harness;
 mod kat;
@@ -59,6 +60,8 @@ fn main() -> ! {
     ring_tests::run::<Mve>(&mut h, scratch, expect);
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
+    behz_tests::run(&mut h, bufs, scratch, expect);
+    behz_tests::ablation(bufs);
     table_aes::self_test(&mut h);
     table_aes::keystream_cost();
     // SAFETY: as above.
