@@ -73,6 +73,8 @@ SECRET_PATH = [
     ("zeppelin_ring::mve::behz_finish_pass", None),
     ("zeppelin::behz::accumulate_scalar", None),
     ("zeppelin::behz::finish_scalar", None),
+    # The Gaussian sampler's Helium CDT scan (called from sample_gaussian on MVE builds).
+    ("zeppelin_ring::mve::cdt_scan_pass", None),
     ("<zeppelin::ops::Workspace>::clear", None),
     # The secret-stream samplers (the instances on the software-AES secret stream, as the
     # client images use them) and the small-value lift; out of line in the bfv crate.
@@ -80,7 +82,9 @@ SECRET_PATH = [
     ("zeppelin::sampler::sample_gaussian::<zeppelin::prng::AesCtr128>", None),
     ("zeppelin::sampler::lift_small", None),
     # The secret stream's word reader: reviewed findings, pinned per copy.
-    ("<zeppelin::prng::Buffered<zeppelin::prng::AesCtr128>>::next_u32", {
+    # (`SecretPrng::next_u32` is out of line and absorbs the buffered reader; the AesCtr128
+    # instance demangles without its default type argument.)
+    ("<zeppelin::prng::SecretPrng>::next_u32", {
         "R2": (1, "refill test: the read position, a count of words read (public), reaches the "
                   "end of the 32-byte buffer"),
         "R3": (3, "the four bytes at the read position (public index; a constant index for the "

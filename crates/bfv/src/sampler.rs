@@ -4,6 +4,7 @@
 use crate::params::N;
 use crate::prng::{Keystream, PublicPrng, SecretPrng};
 use zeppelin_ring::{ct, Modulus};
+use zeroize::Zeroize;
 
 /// Standard deviation of the error distribution.
 pub const SIGMA: f64 = 3.2;
@@ -80,15 +81,42 @@ pub fn gaussian_from_word(w: u32) -> i8 {
     (count - GAUSSIAN_BOUND) as i8
 }
 
+/// Words per call of [`gaussian_from_words`] (a small stack buffer; a multiple of 8).
+pub const GAUSSIAN_BLOCK: usize = 16;
+
+/// [`gaussian_from_word`] on `GAUSSIAN_BLOCK` words: zeppelin-ring's Helium CDT scan on MVE
+/// builds (equal word for word, tested on target), the scalar twin otherwise.
+#[inline(always)]
+pub fn gaussian_from_words(words: &[u32; GAUSSIAN_BLOCK], out: &mut [i8; GAUSSIAN_BLOCK]) {
+    #[cfg(all(target_arch = "arm", zeppelin_mve))]
+    zeppelin_ring::mve::cdt_scan(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
+    #[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
+    for (x, &w) in out.iter_mut().zip(words) {
+        *x = gaussian_from_word(w);
+    }
+}
+
 /// Fills `out` with discrete Gaussian errors (`σ = 3.2`, `|e| <= 21`), consuming exactly
-/// `4·n` keystream bytes.
+/// `4·n` keystream bytes (one word per coefficient, in order), `GAUSSIAN_BLOCK` words at a
+/// time through [`gaussian_from_words`].
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
 // (firmware/m55/audit.py) checks the code the client runs, under this symbol.
 #[inline(never)]
 pub fn sample_gaussian<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8; N]) {
-    for x in out.iter_mut() {
-        *x = gaussian_from_word(prng.next_u32());
+    const {
+        assert!(
+            N.is_multiple_of(GAUSSIAN_BLOCK),
+            "blocks must tile the polynomial"
+        )
+    };
+    let mut words = [0u32; GAUSSIAN_BLOCK];
+    for block in out.as_chunks_mut::<GAUSSIAN_BLOCK>().0 {
+        for w in words.iter_mut() {
+            *w = prng.next_u32();
+        }
+        gaussian_from_words(&words, block);
     }
+    words.zeroize();
 }
 
 /// `out[i] = small[i] mod q` for small signed coefficients, branch-free.

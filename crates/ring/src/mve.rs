@@ -1754,3 +1754,107 @@ pub fn behz_finish(
     };
     Ok(())
 }
+
+// ----- constant-time CDT scan (samplers) ----------------------------------------------------
+
+/// `8·count` samples: for each word `w`, `out = base − #{k : (w mod 2^31) < cdt[k]}`, stored
+/// as its low byte. Every word is compared with every entry (an inner loop over the public
+/// table length, the table read with post-incremented immediate addressing), so the work does
+/// not depend on the words. `r − c` for `r < 2^31`, `c <= 2^31` is negative exactly when
+/// `r < c` and never overflows, so its sign bit is the comparison.
+///
+/// # Safety
+/// `words` valid for reading `8·count` `u32`, `out` for writing `8·count` bytes, `cdt` for
+/// reading `len` `u32`; `count >= 1`, `len >= 1`.
+#[inline(never)]
+unsafe fn cdt_scan_pass(
+    words: *const u32,
+    out: *mut i8,
+    count: usize,
+    cdt: *const u32,
+    len: usize,
+    base: i32,
+) {
+    // SAFETY: the caller guarantees the ranges; only q0..q4, the scratch registers and flags
+    // change.
+    unsafe {
+        asm!(
+            "vdup.32 q4, {base}",
+            "2:",
+            "vldrw.u32 q0, [{w}], #16",
+            "vldrw.u32 q1, [{w}], #16",
+            // r = w mod 2^31
+            "vshl.i32 q0, q0, #1",
+            "vshl.i32 q1, q1, #1",
+            "vshr.u32 q0, q0, #1",
+            "vshr.u32 q1, q1, #1",
+            "vmov q2, q4",
+            "vmov q3, q4",
+            "mov {p}, {cdt}",
+            "mov {k}, {len}",
+            "3:",
+            "ldr {c}, [{p}], #4",
+            // acc −= (r < c): the sign bit of r − c
+            "vsub.i32 q5, q0, {c}",
+            "vsub.i32 q6, q1, {c}",
+            "vshr.u32 q5, q5, #31",
+            "vshr.u32 q6, q6, #31",
+            "vsub.i32 q2, q2, q5",
+            "vsub.i32 q3, q3, q6",
+            "subs {k}, #1",
+            "bne 3b",
+            "vstrb.32 q2, [{o}], #4",
+            "vstrb.32 q3, [{o}], #4",
+            "subs {count}, #1",
+            "bne 2b",
+            w = inout(reg) words => _,
+            o = inout(reg) out => _,
+            count = inout(reg) count => _,
+            cdt = in(reg) cdt,
+            len = in(reg) len,
+            base = in(reg) base,
+            p = out(reg) _,
+            k = out(reg) _,
+            c = out(reg) _,
+            out("s0") _, out("s1") _, out("s2") _, out("s3") _,
+            out("s4") _, out("s5") _, out("s6") _, out("s7") _,
+            out("s8") _, out("s9") _, out("s10") _, out("s11") _,
+            out("s12") _, out("s13") _, out("s14") _, out("s15") _,
+            out("s16") _, out("s17") _, out("s18") _, out("s19") _,
+            out("s20") _, out("s21") _, out("s22") _, out("s23") _,
+            out("s24") _, out("s25") _, out("s26") _, out("s27") _,
+            options(nostack),
+        );
+    }
+}
+
+/// A constant-time cumulative-distribution-table sampler step on Helium, `L` words at a time
+/// (`L` a positive multiple of 8): `out[j] = base − #{k : (words[j] mod 2^31) < cdt[k]}`
+/// (as `i8`, wrapping), every word scanned against every entry. With `cdt` ascending and
+/// `base = cdt.len() − B` this is the sample `−B + #{k : r >= cdt[k]}` of a CDT over
+/// `[−B, B]` (the `zeppelin` crate's Gaussian, whose scalar twin is
+/// `zeppelin::sampler::gaussian_from_word`). Entries must be at most `2^31` (larger ones give
+/// unspecified results).
+pub fn cdt_scan<const L: usize>(words: &[u32; L], cdt: &[u32], base: i32, out: &mut [i8; L]) {
+    const {
+        assert!(
+            L > 0 && L.is_multiple_of(8),
+            "L must be a positive multiple of 8"
+        )
+    };
+    if cdt.is_empty() {
+        out.fill(base as i8);
+        return;
+    }
+    // SAFETY: L words and L bytes, L a positive multiple of 8; a non-empty table.
+    unsafe {
+        cdt_scan_pass(
+            words.as_ptr(),
+            out.as_mut_ptr(),
+            L >> 3,
+            cdt.as_ptr(),
+            cdt.len(),
+            base,
+        )
+    };
+}

@@ -11,6 +11,7 @@ mod kat;
 mod meter;
 mod mve_tests;
 mod ring_tests;
+mod sampler_tests;
 mod table_aes;
 mod tape;
 
@@ -26,6 +27,7 @@ static mut BUFS: [[u32; ring_tests::N]; 4] = [[0; ring_tests::N]; 4];
 static mut SEAL: bfv_bench::Objects<Seal4096> = bfv_bench::Objects::zeroed();
 static mut ZEPPELIN: bfv_bench::Objects<Zeppelin4096> = bfv_bench::Objects::zeroed();
 static mut SCRATCH: [u32; ring_tests::N] = [0; ring_tests::N];
+static mut SAMPLES: [i8; ring_tests::N] = [0; ring_tests::N];
 static mut EXPECT: [u32; ring_tests::N] = [0; ring_tests::N];
 
 #[entry]
@@ -62,6 +64,10 @@ fn main() -> ! {
     mve_tests::ablation(bufs);
     behz_tests::run(&mut h, bufs, scratch, expect);
     behz_tests::ablation(bufs);
+    sampler_tests::run(&mut h);
+    // SAFETY: as above.
+    let samples = unsafe { &mut *core::ptr::addr_of_mut!(SAMPLES) };
+    sampler_tests::ablation(&mut bufs[0], samples);
     table_aes::self_test(&mut h);
     table_aes::keystream_cost();
     // SAFETY: as above.
