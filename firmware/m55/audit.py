@@ -50,10 +50,10 @@ import sys
 SECRET_PATH = [
     # Helium NTT kernels and pointwise products (zeppelin-ring, mve.rs): the butterflies
     # are straight-line asm; loops over public counts only.
-    ("zeppelin_ring::mve::ct_strip_layer", None),
-    ("zeppelin_ring::mve::gs_strip_layer", None),
-    ("zeppelin_ring::mve::ct_row_layer", None),
-    ("zeppelin_ring::mve::gs_row_layer", None),
+    ("zeppelin_ring::mve::strip_layer::<false>", None),
+    ("zeppelin_ring::mve::strip_layer::<true>", None),
+    ("zeppelin_ring::mve::row_layer::<false>", None),
+    ("zeppelin_ring::mve::row_layer::<true>", None),
     ("zeppelin_ring::mve::ct_row_layer4", None),
     ("zeppelin_ring::mve::gs_row_layer4", None),
     ("zeppelin_ring::mve::ct_quad_row64", None),

@@ -968,19 +968,22 @@ unsafe fn pointwise4<const ACC: bool>(
 // do-while, so there is no zero-trip test either). They are the functions the binary audit
 // (firmware/m55/audit.sh) holds to its strict rules.
 
-/// Forward strip layer on one 8-column strip: `groups = n / (2·half)` groups, each with one
-/// twiddle (`tw` points at `forward[groups]`), rows `half / row` apart.
+/// The loop both layer shapes share: `groups` groups of `2·half` coefficients, one twiddle
+/// each (`tw` points at the group's first twiddle), butterflies (Cooley–Tukey forward, or
+/// Gentleman–Sande inverse when `INVERSE`) on `pairs` 8-coefficient vector pairs `stride`
+/// bytes apart.
 ///
 /// # Safety
-/// `a` is the strip's first coefficient inside an `n`-coefficient array, `tw` valid for
-/// `groups` reads, `groups·2·half <= n`, `half` a multiple of `row`.
-#[inline(never)]
-unsafe fn ct_strip_layer(
+/// `a` is the first coefficient of the groups inside the array, `tw` valid for `groups`
+/// reads, `groups >= 1`, `pairs >= 1`, every group inside the array.
+#[inline(always)]
+unsafe fn butterfly_groups<const INVERSE: bool>(
     a: *mut u32,
     tw: *const u32,
     groups: usize,
     half: usize,
-    row: usize,
+    pairs: usize,
+    stride: usize,
     c: &Consts,
 ) {
     let mut block = a;
@@ -990,15 +993,11 @@ unsafe fn ct_strip_layer(
         // SAFETY: per the contract, every address stays inside the array and the table.
         unsafe {
             let w = twp.read();
-            // half / row >= 1 rows, one row (4·row bytes) apart.
-            ct2_run(
-                block,
-                block.add(half),
-                half >> row.trailing_zeros(),
-                4 * row,
-                w,
-                c,
-            );
+            if INVERSE {
+                gs2_run(block, block.add(half), pairs, stride, w, c);
+            } else {
+                ct2_run(block, block.add(half), pairs, stride, w, c);
+            }
             block = block.add(2 * half);
             twp = twp.add(1);
         }
@@ -1009,12 +1008,14 @@ unsafe fn ct_strip_layer(
     }
 }
 
-/// Inverse strip layer (mirror of [`ct_strip_layer`]).
+/// A strip layer on one 8-column strip: `groups = n / (2·half)` groups (`tw` points at
+/// `forward[groups]` or `inverse[groups]`), rows `half / row` apart.
 ///
 /// # Safety
-/// As [`ct_strip_layer`].
+/// `a` is the strip's first coefficient inside an `n`-coefficient array, `tw` valid for
+/// `groups` reads, `groups·2·half <= n`, `half` a multiple of `row`, `row` a power of two.
 #[inline(never)]
-unsafe fn gs_strip_layer(
+unsafe fn strip_layer<const INVERSE: bool>(
     a: *mut u32,
     tw: *const u32,
     groups: usize,
@@ -1022,80 +1023,27 @@ unsafe fn gs_strip_layer(
     row: usize,
     c: &Consts,
 ) {
-    let mut block = a;
-    let mut twp = tw;
-    let mut g = 0;
-    loop {
-        // SAFETY: as in ct_strip_layer.
-        unsafe {
-            let w = twp.read();
-            // half / row >= 1 rows, one row (4·row bytes) apart.
-            gs2_run(
-                block,
-                block.add(half),
-                half >> row.trailing_zeros(),
-                4 * row,
-                w,
-                c,
-            );
-            block = block.add(2 * half);
-            twp = twp.add(1);
-        }
-        g += 1;
-        if g >= groups {
-            break;
-        }
-    }
+    // half / row >= 1 rows, one row (4·row bytes) apart; a shift, not a division.
+    let pairs = half >> row.trailing_zeros();
+    // SAFETY: per the contract.
+    unsafe { butterfly_groups::<INVERSE>(a, tw, groups, half, pairs, 4 * row, c) };
 }
 
-/// Forward layer with `8 <= half < row` inside one row: `groups` groups of `2·half`.
+/// A layer with `8 <= half < row` inside one row: `groups` groups of `2·half`.
 ///
 /// # Safety
 /// `a` valid for `groups·2·half` coefficients, `tw` for `groups` reads, `half % 8 == 0`.
 #[inline(never)]
-unsafe fn ct_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, c: &Consts) {
-    let mut block = a;
-    let mut twp = tw;
-    let mut g = 0;
-    loop {
-        // SAFETY: per the contract.
-        unsafe {
-            let w = twp.read();
-            // half / 8 >= 1 steps of 8 coefficients (32 bytes).
-            ct2_run(block, block.add(half), half >> 3, 32, w, c);
-            block = block.add(2 * half);
-            twp = twp.add(1);
-        }
-        g += 1;
-        if g >= groups {
-            break;
-        }
-    }
-}
-
-/// Inverse layer with `8 <= half < row` inside one row.
-///
-/// # Safety
-/// As [`ct_row_layer`].
-#[inline(never)]
-unsafe fn gs_row_layer(a: *mut u32, tw: *const u32, groups: usize, half: usize, c: &Consts) {
-    let mut block = a;
-    let mut twp = tw;
-    let mut g = 0;
-    loop {
-        // SAFETY: per the contract.
-        unsafe {
-            let w = twp.read();
-            // half / 8 >= 1 steps of 8 coefficients (32 bytes).
-            gs2_run(block, block.add(half), half >> 3, 32, w, c);
-            block = block.add(2 * half);
-            twp = twp.add(1);
-        }
-        g += 1;
-        if g >= groups {
-            break;
-        }
-    }
+unsafe fn row_layer<const INVERSE: bool>(
+    a: *mut u32,
+    tw: *const u32,
+    groups: usize,
+    half: usize,
+    c: &Consts,
+) {
+    // half / 8 >= 1 steps of 8 contiguous coefficients (32 bytes).
+    // SAFETY: per the contract.
+    unsafe { butterfly_groups::<INVERSE>(a, tw, groups, half, half >> 3, 32, c) };
 }
 
 /// Forward layer `half = 4` inside one row: `groups` groups of 8.
@@ -1211,7 +1159,9 @@ fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
                 let half = 1usize << log_half;
                 let groups = n >> (log_half + 1);
                 // SAFETY: strip + 8 <= row <= half, groups·2·half = n; the table has n entries.
-                unsafe { ct_strip_layer(base.add(strip), tw.add(groups), groups, half, row, &c) };
+                unsafe {
+                    strip_layer::<false>(base.add(strip), tw.add(groups), groups, half, row, &c)
+                };
             }
         }
         strip += STRIP;
@@ -1230,7 +1180,7 @@ fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
                         let (groups, first, per_row) = (n >> shift, r0 >> shift, row >> shift);
                         let t = tw.add(groups + first);
                         if half >= 8 {
-                            ct_row_layer(base.add(r0), t, per_row, half, &c);
+                            row_layer::<false>(base.add(r0), t, per_row, half, &c);
                         } else {
                             ct_row_layer4(base.add(r0), t, per_row, &c);
                         }
@@ -1302,7 +1252,7 @@ fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
                         let (groups, first, per_row) = (n >> shift, r0 >> shift, row >> shift);
                         let t = tw.add(groups + first);
                         if half >= 8 {
-                            gs_row_layer(base.add(r0), t, per_row, half, &c);
+                            row_layer::<true>(base.add(r0), t, per_row, half, &c);
                         } else {
                             gs_row_layer4(base.add(r0), t, per_row, &c);
                         }
@@ -1320,7 +1270,9 @@ fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
                 let half = 1usize << log_half;
                 let groups = n >> (log_half + 1);
                 // SAFETY: as in run_forward.
-                unsafe { gs_strip_layer(base.add(strip), tw.add(groups), groups, half, row, &c) };
+                unsafe {
+                    strip_layer::<true>(base.add(strip), tw.add(groups), groups, half, row, &c)
+                };
             }
         }
         strip += STRIP;
