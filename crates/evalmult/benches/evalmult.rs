@@ -9,28 +9,17 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use rand::{rngs::StdRng, Rng, SeedableRng};
-use zeppelin_evalmult::{
-    openfhe_primes, reference, tower_major_digits, Ciphertext, Engine, RelinBatch, RelinKey,
-    RnsContext,
-};
+use zeppelin_evalmult::{Engine, RelinBatch};
 
-/// pynq_butterfly on a PYNQ-Z2, N = 4096, 12 towers, 12 digits, batch 64, host digits.
-const FPGA_CT_PER_S: f64 = 245.61;
-const BATCH: usize = 64;
-
-fn random_poly(rng: &mut StdRng, ctx: &RnsContext) -> Vec<u32> {
-    let n = ctx.ring_dim();
-    (0..ctx.poly_len())
-        .map(|j| rng.gen_range(0..ctx.moduli()[j / n].value()))
-        .collect()
-}
+#[path = "support/workload.rs"]
+mod workload;
+use workload::{host_digits, workload, BATCH, CONFIGS, FPGA_CT_PER_S};
 
 fn bench(c: &mut Criterion) {
     println!("FPGA reference: {FPGA_CT_PER_S} ct/s (N=4096, 12 towers, 12 digits, batch 64, digits from the host)");
-    // (ring dimension, towers): 30-bit towers generated as OpenFHE does for t = 257.
-    for (n, towers) in [(4096, 12), (4096, 3), (8192, 7), (16384, 12)] {
-        let ctx = RnsContext::new(n, &openfhe_primes(30, n, 257, towers).unwrap()).unwrap();
+    for (n, towers) in CONFIGS {
+        let w = workload(n, towers, BATCH);
+        let (ctx, pairs) = (&w.ctx, &w.pairs);
         let secure = if ctx.is_he_standard_128() {
             "128-bit secure"
         } else {
@@ -40,42 +29,20 @@ fn bench(c: &mut Criterion) {
             "N={n} towers={towers} log2(Q)={:.1}: {secure} (HE standard, ternary secret)",
             ctx.log_q()
         );
-        let mut rng = StdRng::seed_from_u64(n as u64 * 100 + towers as u64);
-        let key = RelinKey {
-            ring_dim: n,
-            moduli: ctx.moduli_values(),
-            a: (0..towers).map(|_| random_poly(&mut rng, &ctx)).collect(),
-            b: (0..towers).map(|_| random_poly(&mut rng, &ctx)).collect(),
-        };
-        let pairs: Vec<_> = (0..BATCH)
-            .map(|_| {
-                let mut ct = || Ciphertext {
-                    c0: random_poly(&mut rng, &ctx),
-                    c1: random_poly(&mut rng, &ctx),
-                };
-                (ct(), ct())
-            })
-            .collect();
-        let digits: Vec<_> = pairs
-            .iter()
-            .map(|(x, y)| {
-                let t = reference::tensor(&ctx, x, y).unwrap();
-                tower_major_digits(&ctx, &reference::decompose(&ctx, &t.c2).unwrap()).unwrap()
-            })
-            .collect();
-        let engine = Engine::new(ctx.clone(), &key).unwrap();
+        let digits = host_digits(&w);
+        let engine = Engine::new(ctx.clone(), &w.key).unwrap();
         let mut group = c.benchmark_group(format!("evalmult/N={n}/towers={towers}/batch={BATCH}"));
         group.throughput(Throughput::Elements(BATCH as u64));
         group.sample_size(10);
         group.measurement_time(Duration::from_secs(if n >= 16384 { 20 } else { 8 }));
         let mut out = RelinBatch::new();
         group.bench_function(BenchmarkId::new("full", secure), |b| {
-            b.iter(|| engine.eval_mult_into(&pairs, &mut out).unwrap())
+            b.iter(|| engine.eval_mult_into(pairs, &mut out).unwrap())
         });
         group.bench_function(BenchmarkId::new("digits", secure), |b| {
             b.iter(|| {
                 engine
-                    .relinearize_with_digits_into(&pairs, &digits, &mut out)
+                    .relinearize_with_digits_into(pairs, &digits, &mut out)
                     .unwrap()
             })
         });

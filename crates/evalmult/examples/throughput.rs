@@ -6,19 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use rand::{rngs::StdRng, Rng, SeedableRng};
-use zeppelin_evalmult::{
-    openfhe_primes, reference, tower_major_digits, Ciphertext, Engine, RelinKey, RnsContext,
-};
+use zeppelin_evalmult::Engine;
 
-const FPGA_CT_PER_S: f64 = 245.61;
-
-fn random_poly(rng: &mut StdRng, ctx: &RnsContext) -> Vec<u32> {
-    let n = ctx.ring_dim();
-    (0..ctx.poly_len())
-        .map(|j| rng.gen_range(0..ctx.moduli()[j / n].value()))
-        .collect()
-}
+#[path = "../benches/support/workload.rs"]
+mod workload;
+use workload::{host_digits, workload, BATCH, CONFIGS, FPGA_CT_PER_S};
 
 /// CPU time of this process (all threads) in seconds, from /proc/self/stat (Linux; clock
 /// ticks of 10 ms), or `None` elsewhere.
@@ -86,32 +78,11 @@ fn main() {
         "digits cpu",
         "vs FPGA"
     );
-    let configs: &[(usize, usize, u64, &str)] = &[
-        (4096, 12, 257, "the FPGA's configuration"),
-        (4096, 3, 257, ""),
-        (8192, 7, 257, ""),
-        (16384, 12, 257, ""),
-    ];
-    for &(n, towers, t, _) in configs {
-        let batch = 64;
-        let mut rng = StdRng::seed_from_u64(n as u64 + towers as u64);
-        let ctx = RnsContext::new(n, &openfhe_primes(30, n, t, towers).unwrap()).unwrap();
-        let key = RelinKey {
-            ring_dim: n,
-            moduli: ctx.moduli_values(),
-            a: (0..towers).map(|_| random_poly(&mut rng, &ctx)).collect(),
-            b: (0..towers).map(|_| random_poly(&mut rng, &ctx)).collect(),
-        };
-        let pairs: Vec<_> = (0..batch)
-            .map(|_| {
-                let mut ct = || Ciphertext {
-                    c0: random_poly(&mut rng, &ctx),
-                    c1: random_poly(&mut rng, &ctx),
-                };
-                (ct(), ct())
-            })
-            .collect();
-        let engine = Engine::new(ctx.clone(), &key).unwrap();
+    for (n, towers) in CONFIGS {
+        let batch = BATCH;
+        let w = workload(n, towers, batch);
+        let (ctx, key, pairs) = (&w.ctx, &w.key, &w.pairs);
+        let engine = Engine::new(ctx.clone(), key).unwrap();
         if profile {
             let env = |name: &str, default: usize| {
                 std::env::var(name)
@@ -123,7 +94,7 @@ fn main() {
                 group: env("ENGINE_GROUP", engine.options().group),
                 block: env("ENGINE_BLOCK", engine.options().block),
             };
-            let engine = Engine::with_options(ctx.clone(), &key, options).unwrap();
+            let engine = Engine::with_options(ctx.clone(), key, options).unwrap();
             let batches: usize = std::env::var("PROFILE_BATCHES")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -131,7 +102,7 @@ fn main() {
             let mut out = zeppelin_evalmult::RelinBatch::new();
             let start = Instant::now();
             for _ in 0..batches {
-                engine.eval_mult_into(&pairs, &mut out).unwrap();
+                engine.eval_mult_into(pairs, &mut out).unwrap();
                 std::hint::black_box(&out);
             }
             println!(
@@ -143,26 +114,20 @@ fn main() {
         // Steady state: the output batch is reused, as a server would.
         let mut out = zeppelin_evalmult::RelinBatch::new();
         let full = median(runs, || {
-            engine.eval_mult_into(&pairs, &mut out).unwrap();
+            engine.eval_mult_into(pairs, &mut out).unwrap();
             std::hint::black_box(&out);
         });
-        let digits: Vec<_> = pairs
-            .iter()
-            .map(|(x, y)| {
-                let t = reference::tensor(&ctx, x, y).unwrap();
-                tower_major_digits(&ctx, &reference::decompose(&ctx, &t.c2).unwrap()).unwrap()
-            })
-            .collect();
+        let digits = host_digits(&w);
         let predecomposed = median(runs, || {
             engine
-                .relinearize_with_digits_into(&pairs, &digits, &mut out)
+                .relinearize_with_digits_into(pairs, &digits, &mut out)
                 .unwrap();
             std::hint::black_box(&out);
         });
-        let full_cpu = cpu_per_call(|| engine.eval_mult_into(&pairs, &mut out).unwrap());
+        let full_cpu = cpu_per_call(|| engine.eval_mult_into(pairs, &mut out).unwrap());
         let digits_cpu = cpu_per_call(|| {
             engine
-                .relinearize_with_digits_into(&pairs, &digits, &mut out)
+                .relinearize_with_digits_into(pairs, &digits, &mut out)
                 .unwrap()
         });
         let rate = |d: Duration| batch as f64 / d.as_secs_f64();
