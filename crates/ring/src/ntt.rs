@@ -358,12 +358,7 @@ impl NttBackend for Portable {
         b: &[u32],
         out: &mut [u32],
     ) -> Result<(), RingError> {
-        check_same_len(out.len(), a.len())?;
-        check_same_len(out.len(), b.len())?;
-        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-            *o = modulus.mul(x, y);
-        }
-        Ok(())
+        pointwise_with(modulus, a, b, out, |_, product| product)
     }
 
     fn pointwise_mul_add(
@@ -372,12 +367,7 @@ impl NttBackend for Portable {
         b: &[u32],
         acc: &mut [u32],
     ) -> Result<(), RingError> {
-        check_same_len(acc.len(), a.len())?;
-        check_same_len(acc.len(), b.len())?;
-        for ((o, &x), &y) in acc.iter_mut().zip(a).zip(b) {
-            *o = modulus.add(*o, modulus.mul(x, y));
-        }
-        Ok(())
+        pointwise_with(modulus, a, b, acc, |sum, product| modulus.add(sum, product))
     }
 }
 
@@ -391,6 +381,24 @@ pub type Ntt = crate::x86::X86;
 /// The backend chosen for this target: Helium (MVE), see [`crate::mve`].
 #[cfg(all(target_arch = "arm", zeppelin_mve))]
 pub type Ntt = crate::mve::Mve;
+
+/// `out[i] = combine(out[i], a[i]·b[i] mod q)` once the three lengths are checked equal: the
+/// loop the portable pointwise products share.
+#[inline(always)]
+fn pointwise_with(
+    modulus: &Modulus,
+    a: &[u32],
+    b: &[u32],
+    out: &mut [u32],
+    combine: impl Fn(u32, u32) -> u32,
+) -> Result<(), RingError> {
+    check_same_len(out.len(), a.len())?;
+    check_same_len(out.len(), b.len())?;
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = combine(*o, modulus.mul(x, y));
+    }
+    Ok(())
+}
 
 #[inline]
 pub(crate) fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
