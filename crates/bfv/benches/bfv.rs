@@ -1,5 +1,5 @@
 //! Client operations on the host: encode + seeded encrypt, encode + public-key encrypt,
-//! decrypt + decode (and key generation), for both presets. The NTT itself is benchmarked in
+//! decrypt + decode (and key generation), for every preset. The NTT itself is benchmarked in
 //! crates/ring.
 //!
 //! `cargo bench -p zeppelin --bench bfv`
@@ -9,8 +9,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, Params, PublicKey, Seal4096, SecretKey, SeededCiphertext, Workspace,
-    Zeppelin4096, N, T,
+    encoder, Bfv, Ciphertext, Params, Plaintext, PublicKey, Seal4096, Seal8192, SecretKey,
+    SeededCiphertext, Workspace, Zeppelin4096,
 };
 
 fn bench_preset<P: Params>(c: &mut Criterion) {
@@ -20,11 +20,11 @@ fn bench_preset<P: Params>(c: &mut Criterion) {
     let mut ws = Box::new(Workspace::zeroed());
     Bfv::<P>::generate_secret_key(&mut rng, &mut sk).unwrap();
     Bfv::<P>::generate_public_key(&sk, &mut rng, &mut pk, &mut ws).unwrap();
-    let slots: Box<[u32; N]> = Box::new(core::array::from_fn(|_| rng.gen_range(0..T)));
-    let mut plain = Box::new([0u32; N]);
+    let slots: Vec<u32> = (0..P::N).map(|_| rng.gen_range(0..P::T)).collect();
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
     let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
     let mut ct = Box::new(Ciphertext::<P>::zeroed());
-    let mut back = Box::new([0u32; N]);
+    let mut back = vec![0u32; P::N];
     let name = P::NAME;
 
     c.bench_function(&format!("{name}/keygen (secret + public)"), |b| {
@@ -69,6 +69,7 @@ fn bench_preset<P: Params>(c: &mut Criterion) {
 fn benches(c: &mut Criterion) {
     bench_preset::<Seal4096>(c);
     bench_preset::<Zeppelin4096>(c);
+    bench_preset::<Seal8192>(c);
 }
 
 criterion_group!(bfv, benches);

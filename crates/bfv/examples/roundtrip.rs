@@ -1,7 +1,7 @@
 //! Encrypts a batch of real-valued sensor readings the way a device would, decrypts them,
 //! and prints what happened: slots, bytes, noise budget, timings.
 //!
-//! `cargo run -p zeppelin --release --example roundtrip [-- zeppelin4096]`
+//! `cargo run -p zeppelin --release --example roundtrip [-- seal4096|zeppelin4096|seal8192|all]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Instant;
@@ -9,14 +9,16 @@ use std::time::Instant;
 use rand::rngs::OsRng;
 use zeppelin::encoder::{self, FixedPoint};
 use zeppelin::{
-    Bfv, Ciphertext, Params, PublicKey, Seal4096, SecretKey, SeededCiphertext, Workspace,
-    Zeppelin4096, N,
+    Bfv, Ciphertext, Params, Plaintext, PublicKey, Seal4096, Seal8192, SecretKey, SeededCiphertext,
+    Workspace, Zeppelin4096,
 };
 
 fn run<P: Params>() {
     println!(
-        "preset {}: n = {N}, t = 65537, data primes {:?}, special prime {:?}",
+        "preset {}: n = {}, t = {}, data primes {:?}, special prime {:?}",
         P::NAME,
+        P::N,
+        P::T,
         P::DATA_PRIMES,
         P::SPECIAL_PRIME
     );
@@ -29,14 +31,15 @@ fn run<P: Params>() {
     Bfv::<P>::generate_public_key(&sk, &mut rng, &mut pk, &mut ws).unwrap();
     println!("keygen (secret + public):      {:>9.3} ms", ms(start));
 
-    // 4096 temperature readings in °C, 8 fractional bits (error <= 2^-9 °C per value).
-    let fp = FixedPoint::new(8).unwrap();
-    let readings: Vec<f64> = (0..N)
+    // n temperature readings in °C, 8 fractional bits (error <= 2^-9 °C per value).
+    let n = P::N;
+    let fp = FixedPoint::<P>::new(8).unwrap();
+    let readings: Vec<f64> = (0..n)
         .map(|i| 21.5 + 4.0 * ((i as f64) * 0.01).sin() - 0.003 * i as f64)
         .collect();
-    let mut slots = Box::new([0u32; N]);
+    let mut slots = vec![0u32; n];
     fp.quantize_slots(&readings, &mut slots).unwrap();
-    let mut plain = Box::new([0u32; N]);
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
 
     let start = Instant::now();
     encoder::encode(&slots, &mut plain).unwrap();
@@ -57,8 +60,8 @@ fn run<P: Params>() {
         100.0 * seeded_bytes as f64 / full_bytes as f64
     );
 
-    let mut decrypted = Box::new([0u32; N]);
-    let mut back = Box::new([0u32; N]);
+    let mut decrypted = Box::new(Plaintext::<P>::zeroed());
+    let mut back = vec![0u32; n];
     let start = Instant::now();
     Bfv::<P>::decrypt_seeded(&sk, &seeded, &mut decrypted, &mut ws).unwrap();
     encoder::decode(&decrypted, &mut back).unwrap();
@@ -71,7 +74,7 @@ fn run<P: Params>() {
     println!("decrypt + decode (public-key): {:>9.3} ms", ms(start));
     assert_eq!(back[..], slots[..]);
 
-    let mut values = vec![0f64; N];
+    let mut values = vec![0f64; n];
     fp.dequantize_slots(&back, &mut values);
     let worst = readings
         .iter()
@@ -81,13 +84,13 @@ fn run<P: Params>() {
     println!("slots 0..4: readings {:?}", &readings[..4]);
     println!("            decrypted {:?}", &values[..4]);
     println!(
-        "largest quantisation error over {N} slots: {worst:.6} (bound {:.6})",
+        "largest quantisation error over {n} slots: {worst:.6} (bound {:.6})",
         0.5 / 256.0
     );
 
     let mut expanded = Box::new(Ciphertext::<P>::zeroed());
     Bfv::<P>::expand_ct1(&seeded, &mut expanded).unwrap();
-    let mut x_rows = vec![0u32; P::K * N];
+    let mut x_rows = vec![0u32; P::K * n];
     let b_seeded = Bfv::<P>::noise_budget(&sk, &expanded, &mut x_rows, &mut ws).unwrap();
     let b_public = Bfv::<P>::noise_budget(&sk, &public, &mut x_rows, &mut ws).unwrap();
     println!("noise budget: seeded {b_seeded} bits, public-key {b_public} bits\n");
@@ -100,13 +103,15 @@ fn ms(start: Instant) -> f64 {
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("zeppelin4096") => run::<Zeppelin4096>(),
+        Some("seal8192") => run::<Seal8192>(),
         Some("seal4096") | None => run::<Seal4096>(),
         Some("all") => {
             run::<Seal4096>();
             run::<Zeppelin4096>();
+            run::<Seal8192>();
         }
         Some(other) => {
-            eprintln!("unknown preset {other}: use seal4096, zeppelin4096 or all");
+            eprintln!("unknown preset {other}: use seal4096, zeppelin4096, seal8192 or all");
             std::process::exit(2);
         }
     }

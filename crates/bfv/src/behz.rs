@@ -8,7 +8,7 @@
 use zeppelin_ring::{ct, Modulus};
 
 use crate::error::Error;
-use crate::params::{LevelConstants, GAMMA_MASK_PUB, N, T_MODULUS};
+use crate::params::{LevelConstants, Params, GAMMA_MASK_PUB};
 
 /// BEHZ steps 1-2 for prime `i`: with `x = INTT(ĉ1 ⊙ ŝ)` (coefficients of `c1·s`, each
 /// `< q`) and `c0` (`n` residues `< q`), adds the terms of
@@ -17,25 +17,29 @@ use crate::params::{LevelConstants, GAMMA_MASK_PUB, N, T_MODULUS};
 /// [`accumulate_scalar`].
 ///
 /// Errors: `c0` not `n` residues long, `i` not a prime of `lc`'s level.
-pub fn accumulate(
+pub fn accumulate<P: Params>(
     q: &Modulus,
     lc: &LevelConstants,
     i: usize,
-    x: &[u32; N],
+    x: &[u32],
     c0: &[u32],
-    acc_t: &mut [u32; N],
-    acc_gamma: &mut [u32; N],
+    acc_t: &mut [u32],
+    acc_gamma: &mut [u32],
 ) -> Result<(), Error> {
     check_prime(lc, i)?;
-    let c0: &[u32; N] = c0.try_into().map_err(|_| Error::LengthMismatch {
-        expected: N,
-        found: c0.len(),
-    })?;
+    for len in [x.len(), c0.len(), acc_t.len(), acc_gamma.len()] {
+        if len != P::N {
+            return Err(Error::LengthMismatch {
+                expected: P::N,
+                found: len,
+            });
+        }
+    }
     #[cfg(all(target_arch = "arm", zeppelin_mve))]
     {
         zeppelin_ring::mve::behz_accumulate(
             q,
-            &T_MODULUS,
+            &P::plain().modulus,
             lc.behz_scale_mont[i],
             lc.qhat_mod_t_mont[i],
             lc.qhat_mod_gamma[i],
@@ -48,7 +52,7 @@ pub fn accumulate(
     }
     #[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
     {
-        accumulate_scalar(q, lc, i, x, c0, acc_t, acc_gamma);
+        accumulate_scalar(q, &P::plain().modulus, lc, i, x, c0, acc_t, acc_gamma);
         Ok(())
     }
 }
@@ -57,15 +61,23 @@ pub fn accumulate(
 /// `m = (z_t − centred(z_γ))·γ^-1 mod t`. The Helium kernel on MVE builds, else
 /// [`finish_scalar`]. (The `Result` carries the kernel's length check, which fixed-size
 /// rows always pass.)
-pub fn finish(
+pub fn finish<P: Params>(
     lc: &LevelConstants,
-    plain: &mut [u32; N],
-    acc_gamma: &[u32; N],
+    plain: &mut [u32],
+    acc_gamma: &[u32],
 ) -> Result<(), Error> {
+    for len in [plain.len(), acc_gamma.len()] {
+        if len != P::N {
+            return Err(Error::LengthMismatch {
+                expected: P::N,
+                found: len,
+            });
+        }
+    }
     #[cfg(all(target_arch = "arm", zeppelin_mve))]
     {
         zeppelin_ring::mve::behz_finish(
-            &T_MODULUS,
+            &P::plain().modulus,
             lc.neg_q_inv_mod_t_mont,
             lc.neg_q_inv_mod_gamma,
             lc.gamma_mod_t,
@@ -77,7 +89,7 @@ pub fn finish(
     }
     #[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
     {
-        finish_scalar(lc, plain, acc_gamma);
+        finish_scalar(&P::plain().modulus, lc, plain, acc_gamma);
         Ok(())
     }
 }
@@ -94,18 +106,19 @@ fn check_prime(lc: &LevelConstants, i: usize) -> Result<(), Error> {
 }
 
 /// The scalar twin of [`accumulate`], one coefficient at a time (same arithmetic; `i` must
-/// be a prime of `lc`'s level, which [`accumulate`] checks).
+/// be a prime of `lc`'s level, which [`accumulate`] checks; `t` is the plaintext modulus).
 #[inline(never)]
+#[allow(clippy::too_many_arguments)] // the kernel's inputs, as the Helium kernel takes them
 pub fn accumulate_scalar(
     q: &Modulus,
+    t: &Modulus,
     lc: &LevelConstants,
     i: usize,
-    x: &[u32; N],
-    c0: &[u32; N],
-    acc_t: &mut [u32; N],
-    acc_gamma: &mut [u32; N],
+    x: &[u32],
+    c0: &[u32],
+    acc_t: &mut [u32],
+    acc_gamma: &mut [u32],
 ) {
-    let t = &T_MODULUS;
     let scale = lc.behz_scale_mont[i];
     let hat_t = lc.qhat_mod_t_mont[i];
     let hat_gamma = lc.qhat_mod_gamma[i];
@@ -126,8 +139,7 @@ pub fn accumulate_scalar(
 
 /// The scalar twin of [`finish`], one coefficient at a time.
 #[inline(never)]
-pub fn finish_scalar(lc: &LevelConstants, plain: &mut [u32; N], acc_gamma: &[u32; N]) {
-    let t = &T_MODULUS;
+pub fn finish_scalar(t: &Modulus, lc: &LevelConstants, plain: &mut [u32], acc_gamma: &[u32]) {
     let one_mont = t.to_mont(1);
     for (m, &g) in plain.iter_mut().zip(acc_gamma.iter()) {
         let z_t = t.mont_mul(*m, lc.neg_q_inv_mod_t_mont);

@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::keys::{check_bytes, check_rows, read_words, write_words};
-use crate::params::{Params, RnsStorage, N};
+use crate::params::{Params, RnsStorage};
 use crate::prng::{PublicSeed, SEED_BYTES};
 
 /// Checks that `level` is in `1..=K`.
@@ -46,12 +46,12 @@ impl<P: Params> Ciphertext<P> {
 
     /// `c0`: `L·n` residues, prime-major.
     pub fn c0(&self) -> &[u32] {
-        &self.c0.as_ref()[..self.level * N]
+        &self.c0.as_ref()[..self.level * P::N]
     }
 
     /// `c1`: `L·n` residues, prime-major.
     pub fn c1(&self) -> &[u32] {
-        &self.c1.as_ref()[..self.level * N]
+        &self.c1.as_ref()[..self.level * P::N]
     }
 
     /// Sets the level and returns `(c0, c1)` for filling in place (for example by a parser).
@@ -60,8 +60,8 @@ impl<P: Params> Ciphertext<P> {
         check_level::<P>(level)?;
         self.level = level;
         Ok((
-            &mut self.c0.as_mut()[..level * N],
-            &mut self.c1.as_mut()[..level * N],
+            &mut self.c0.as_mut()[..level * P::N],
+            &mut self.c1.as_mut()[..level * P::N],
         ))
     }
 
@@ -79,7 +79,7 @@ impl<P: Params> Ciphertext<P> {
 
     /// Bytes of the wire form at `level`: `2·L·n·4`.
     pub const fn bytes_at(level: usize) -> usize {
-        2 * level * N * 4
+        2 * level * P::N * 4
     }
 
     /// Writes `c0 ‖ c1` (each `L·n` little-endian `u32`, prime-major); returns the length.
@@ -147,7 +147,7 @@ impl<P: Params> SeededCiphertext<P> {
 
     /// `c0`: `L·n` residues, prime-major.
     pub fn c0(&self) -> &[u32] {
-        &self.c0.as_ref()[..self.level * N]
+        &self.c0.as_ref()[..self.level * P::N]
     }
 
     /// The public seed of `c1`.
@@ -160,12 +160,12 @@ impl<P: Params> SeededCiphertext<P> {
         check_level::<P>(level)?;
         self.level = level;
         self.seed = seed;
-        Ok(&mut self.c0.as_mut()[..level * N])
+        Ok(&mut self.c0.as_mut()[..level * P::N])
     }
 
     /// Bytes of the wire form at `level`: `L·n·4 + 32`.
     pub const fn bytes_at(level: usize) -> usize {
-        level * N * 4 + SEED_BYTES
+        level * P::N * 4 + SEED_BYTES
     }
 
     /// Writes `c0 ‖ seed` (`L·n` little-endian `u32`, then the 32 seed bytes). An empty

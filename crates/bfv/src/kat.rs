@@ -7,7 +7,7 @@
 //! ([`SEEDED_SEED_A`], [`SEEDED_SEED_E`]), classic symmetric ([`SYMMETRIC_SEED_A`],
 //! [`SYMMETRIC_SEED_E`]) and public-key ([`PUBLIC_SEED_E`]).
 
-use crate::params::{N, T};
+use crate::params::Params;
 
 const fn counting_seed(first: u8) -> [u8; 32] {
     let mut s = [0u8; 32];
@@ -36,9 +36,10 @@ pub const SYMMETRIC_SEED_E: [u8; 32] = counting_seed(0xc0);
 /// Secret seed of the public-key ciphertext: bytes `0xe0, …, 0xff`.
 pub const PUBLIC_SEED_E: [u8; 32] = counting_seed(0xe0);
 
-/// The KAT slots: slot `i` holds `(7919·i + 13) mod t`.
-pub fn slots(out: &mut [u32; N]) {
+/// The KAT slots of preset `P` (`out` holds `n` of them): slot `i` holds
+/// `(7919·i + 13) mod t`.
+pub fn slots<P: Params>(out: &mut [u32]) {
     for (i, s) in out.iter_mut().enumerate() {
-        *s = ((7919 * i as u64 + 13) % T as u64) as u32;
+        *s = ((7919 * i as u64 + 13) % P::T as u64) as u32;
     }
 }

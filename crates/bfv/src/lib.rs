@@ -4,12 +4,14 @@
 //! `#![no_std]`, no allocator, every size fixed at compile time, large tables in `static`s
 //! (flash), every large buffer provided by the caller.
 //!
-//! - [`params`]: the compile-time presets [`Seal4096`] (default, SEAL-compatible) and
-//!   [`Zeppelin4096`] (the paper's four primes).
+//! - [`params`]: the compile-time presets [`Seal4096`] (default, SEAL-compatible),
+//!   [`Zeppelin4096`] (the paper's four primes) and [`Seal8192`] (`n = 8192`, seven primes,
+//!   for deeper circuits), each generated from its `n`, `t` and primes.
 //! - [`prng`]: AES-128-CTR keystreams behind [`Keystream`], with the structurally separate
 //!   public ([`PublicPrng`], `prng_a`) and secret ([`SecretPrng`], `prng_e`) states.
 //! - [`sampler`]: uniform by rejection, ternary, discrete Gaussian (constant-time CDT).
-//! - [`encoder`]: SEAL-ordered batch encoding mod `t = 65537` and fixed-point helpers.
+//! - [`encoder`]: SEAL-ordered batch encoding of slots into a [`Plaintext`] and fixed-point
+//!   helpers.
 //! - [`Bfv`]: key generation, seeded / classic symmetric / public-key encryption,
 //!   `expand_ct1`, BEHZ decryption at any level, noise budget.
 //!
@@ -27,13 +29,18 @@ pub mod kat;
 pub mod keys;
 mod ops;
 pub mod params;
+mod parms_id;
+mod plaintext;
 pub mod prng;
 pub mod sampler;
+mod wide;
 pub mod wire;
 
 pub use ciphertext::{Ciphertext, SeededCiphertext};
 pub use error::Error;
 pub use keys::{PublicKey, SecretKey};
 pub use ops::{Bfv, EncryptionSeeds, Workspace};
-pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Zeppelin4096, N, T};
+pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Seal8192, Zeppelin4096};
+pub use plaintext::Plaintext;
 pub use prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
+pub use wire::WireError;

@@ -9,44 +9,44 @@ use zeroize::Zeroize;
 
 use crate::behz;
 use crate::ciphertext::{check_level, Ciphertext, SeededCiphertext};
-use crate::encoder::check_below_t;
 use crate::error::Error;
 use crate::keys::{check_rows, PublicKey, SecretKey};
-use crate::params::{
-    level_constants, LevelConstants, Params, N, T, T_HALF_UP, T_INV_MOD_2_32, T_MODULUS,
-};
+use crate::params::{level_constants, LevelConstants, Params, RnsStorage, SmallStorage};
+use crate::plaintext::Plaintext;
 use crate::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
 use crate::sampler::{lift_small, sample_gaussian, sample_ternary, sample_uniform};
+use crate::wide::Wide;
 
-/// Caller-provided working memory for every operation (about 44 KB): one polynomial row,
-/// one auxiliary row and three small-coefficient polynomials. Operations clear the parts
-/// that held secrets before they return; it is also zeroized on drop.
-pub struct Workspace {
-    poly: [u32; N],
-    aux: [u32; N],
-    small: [[i8; N]; 3],
+/// Caller-provided working memory for every operation of preset `P` (`11·n` bytes: 44 KB at
+/// `n = 4096`): one polynomial row, one auxiliary row and three small-coefficient
+/// polynomials. Operations clear the parts that held secrets before they return; it is also
+/// zeroized on drop.
+pub struct Workspace<P: Params> {
+    poly: P::Poly,
+    aux: P::Poly,
+    small: [P::Small; 3],
 }
 
-impl Workspace {
+impl<P: Params> Workspace<P> {
     /// A zeroed workspace (`const`, for `static` initialisers).
     pub const fn zeroed() -> Self {
         Self {
-            poly: [0; N],
-            aux: [0; N],
-            small: [[0; N]; 3],
+            poly: P::Poly::ZERO,
+            aux: P::Poly::ZERO,
+            small: [P::Small::ZERO, P::Small::ZERO, P::Small::ZERO],
         }
     }
 
     fn clear(&mut self) {
-        self.poly.zeroize();
-        self.aux.zeroize();
+        self.poly.as_mut().zeroize();
+        self.aux.as_mut().zeroize();
         for s in self.small.iter_mut() {
-            s.zeroize();
+            s.as_mut().zeroize();
         }
     }
 }
 
-impl Drop for Workspace {
+impl<P: Params> Drop for Workspace<P> {
     fn drop(&mut self) {
         self.clear();
     }
@@ -76,23 +76,29 @@ impl EncryptionSeeds {
 /// caller's keys, ciphertexts and [`Workspace`].
 ///
 /// ```
-/// use zeppelin::{encoder, Bfv, Ciphertext, EncryptionSeeds, PublicSeed, SecretKey,
+/// use zeppelin::{encoder, Bfv, EncryptionSeeds, Plaintext, PublicSeed, SecretKey,
 ///                SecretSeed, SeededCiphertext, Seal4096, Workspace};
 /// // Large values: on a device these are `static`s; here they live on the heap.
 /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 /// let mut ws = Box::new(Workspace::zeroed());
 /// let mut ct = Box::new(SeededCiphertext::<Seal4096>::zeroed());
-/// let (mut slots, mut plain) = (Box::new([0u32; 4096]), Box::new([0u32; 4096]));
+/// let mut plain = Box::new(Plaintext::zeroed());
+/// let mut slots = vec![0u32; 4096];
 ///
-/// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk).unwrap();
+/// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
 /// slots[..3].copy_from_slice(&[17, 42, 65536]);
-/// encoder::encode(&slots, &mut plain).unwrap();
+/// encoder::encode(&slots, &mut plain)?;
 /// let seeds = EncryptionSeeds { a: PublicSeed([2; 32]), e: SecretSeed::from_bytes([3; 32]) };
-/// Bfv::<Seal4096>::encrypt_seeded_with(&sk, &plain, &seeds, 3, &mut ct, &mut ws).unwrap();
+/// Bfv::<Seal4096>::encrypt_seeded_with(&sk, &plain, &seeds, 3, &mut ct, &mut ws)?;
 ///
-/// Bfv::<Seal4096>::decrypt_seeded(&sk, &ct, &mut plain, &mut ws).unwrap();
-/// encoder::decode(&plain, &mut slots).unwrap();
+/// Bfv::<Seal4096>::decrypt_seeded(&sk, &ct, &mut plain, &mut ws)?;
+/// encoder::decode(&plain, &mut slots)?;
 /// assert_eq!(&slots[..4], &[17, 42, 65536, 0]);
+///
+/// // A key that was never generated is refused, not used as s = 0.
+/// let empty = Box::new(SecretKey::<Seal4096>::zeroed());
+/// assert!(Bfv::<Seal4096>::encrypt_seeded_with(&empty, &plain, &seeds, 3, &mut ct, &mut ws).is_err());
+/// # Ok::<(), zeppelin::Error>(())
 /// ```
 pub struct Bfv<P: Params, A: Keystream = AesCtr128, E: Keystream = AesCtr128> {
     _marker: PhantomData<(P, A, E)>,
@@ -109,11 +115,12 @@ fn constants<P: Params>(level: usize) -> Result<&'static LevelConstants, Error> 
 /// the remainder comes from the Montgomery/Barrett reduction mod `t`, and the exact quotient
 /// of a multiple of `t` is a multiplication by `t^-1 mod 2^32`.
 #[inline(always)]
-fn scaled_plain(q: &Modulus, lc: &LevelConstants, i: usize, m: u32) -> u32 {
-    let x = m as u64 * lc.q_mod_t as u64 + T_HALF_UP as u64;
-    let r = T_MODULUS.reduce_u64(x);
+fn scaled_plain<P: Params>(q: &Modulus, lc: &LevelConstants, i: usize, m: u32) -> u32 {
+    let t = P::plain();
+    let x = m as u64 * lc.q_mod_t as u64 + t.half_up as u64;
+    let r = t.modulus.reduce_u64(x);
     // (x − r) is a multiple of t; its quotient is below 2^17, so 32-bit arithmetic is exact.
-    let fix = ((x - r as u64) as u32).wrapping_mul(T_INV_MOD_2_32);
+    let fix = ((x - r as u64) as u32).wrapping_mul(t.inv_mod_2_32);
     q.add(q.mul_mont_constant(m, lc.delta_mont[i]), fix)
 }
 
@@ -151,27 +158,29 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         seed_a: &PublicSeed,
         seed_e: &SecretSeed,
         pk: &mut PublicKey<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         // One PRNG state at a time keeps the stack small: the secret stream is used up
         // (and zeroized) before the public one starts.
-        sample_gaussian(&mut SecretPrng::<E>::new(seed_e), &mut ws.small[0]);
+        sk.check_set()?;
+        sample_gaussian(&mut SecretPrng::<E>::new(seed_e), ws.small[0].as_mut());
         let mut prng_a = PublicPrng::<A>::new(seed_a);
         let (p0, p1) = pk.parts_mut();
+        let poly = ws.poly.as_mut();
         for (i, table) in P::ntt_tables().iter().enumerate() {
             let q = table.modulus();
-            let rows = i * N..(i + 1) * N;
+            let rows = i * P::N..(i + 1) * P::N;
             let a_hat = &mut p1[rows.clone()];
             sample_uniform(&mut prng_a, q, a_hat);
-            lift_small(q, &ws.small[0], &mut ws.poly);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
+            lift_small(q, ws.small[0].as_ref(), poly);
+            Ntt::forward(&table.view(), poly)?;
             let s_hat = &sk.ntt_residues()[rows.clone()];
-            Ntt::pointwise_mul_add(q, a_hat, s_hat, &mut ws.poly)?;
-            for (o, &x) in p0[rows].iter_mut().zip(ws.poly.iter()) {
+            Ntt::pointwise_mul_add(q, a_hat, s_hat, poly)?;
+            for (o, &x) in p0[rows].iter_mut().zip(poly.iter()) {
                 *o = q.neg(x);
             }
         }
-        pk.set_seed(Some(*seed_a));
+        pk.mark_generated(*seed_a);
         ws.clear();
         Ok(())
     }
@@ -181,7 +190,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         sk: &SecretKey<P>,
         rng: &mut R,
         pk: &mut PublicKey<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         let seed_a = PublicSeed::generate(rng);
         let seed_e = SecretSeed::generate(rng);
@@ -196,14 +205,14 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// `< t` (see [`crate::encoder::encode`]). Only `c0` and `seeds.a` are kept.
     pub fn encrypt_seeded_with(
         sk: &SecretKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         seeds: &EncryptionSeeds,
         level: usize,
         out: &mut SeededCiphertext<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
+        sk.check_set()?;
         let lc = constants::<P>(level)?;
-        check_below_t(plain)?;
         let c0 = out.c0_mut(level, seeds.a)?;
         Self::symmetric_c0(sk, plain, seeds, level, lc, c0, None, ws)
     }
@@ -211,10 +220,10 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Seeded symmetric encryption at the full level with fresh seeds from `rng`.
     pub fn encrypt_seeded<R: RngCore + CryptoRng>(
         sk: &SecretKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         rng: &mut R,
         out: &mut SeededCiphertext<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         Self::encrypt_seeded_with(sk, plain, &EncryptionSeeds::generate(rng), P::K, out, ws)
     }
@@ -223,14 +232,14 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// coefficient domain from `prng_a`, `c1 = a`, `c0 = Δm − a·s − e`.
     pub fn encrypt_symmetric_with(
         sk: &SecretKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         seeds: &EncryptionSeeds,
         level: usize,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
+        sk.check_set()?;
         let lc = constants::<P>(level)?;
-        check_below_t(plain)?;
         let (c0, c1) = out.rows_mut(level)?;
         Self::symmetric_c0(sk, plain, seeds, level, lc, c0, Some(c1), ws)
     }
@@ -244,34 +253,35 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     #[inline(always)]
     fn symmetric_c0(
         sk: &SecretKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         seeds: &EncryptionSeeds,
         level: usize,
         lc: &LevelConstants,
         c0: &mut [u32],
         mut c1: Option<&mut [u32]>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         // One PRNG state at a time keeps the stack small (the secret one is dropped first).
-        sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), &mut ws.small[0]);
+        sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), ws.small[0].as_mut());
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
+        let poly = ws.poly.as_mut();
         // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let rows = i * N..(i + 1) * N;
+            let rows = i * P::N..(i + 1) * P::N;
             let q = table.modulus();
             match c1.as_deref_mut() {
-                None => sample_uniform(&mut prng_a, q, &mut ws.poly),
+                None => sample_uniform(&mut prng_a, q, poly),
                 Some(c1) => {
                     let a = &mut c1[rows.clone()];
                     sample_uniform(&mut prng_a, q, a);
-                    ws.poly.copy_from_slice(a);
-                    Ntt::forward(&table.view(), &mut ws.poly)?;
+                    poly.copy_from_slice(a);
+                    Ntt::forward(&table.view(), poly)?;
                 }
             }
             let row = &mut c0[rows.clone()];
-            Ntt::pointwise_mul(q, &ws.poly, &sk.ntt_residues()[rows], row)?;
+            Ntt::pointwise_mul(q, poly, &sk.ntt_residues()[rows], row)?;
             Ntt::inverse(&table.view(), row)?;
-            finish_c0(q, lc, i, plain, &ws.small[0], row, true);
+            finish_c0::<P>(q, lc, i, plain.coeffs(), ws.small[0].as_ref(), row, true);
         }
         ws.clear();
         Ok(())
@@ -280,10 +290,10 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Classic symmetric encryption at the full level with fresh seeds from `rng`.
     pub fn encrypt_symmetric<R: RngCore + CryptoRng>(
         sk: &SecretKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         rng: &mut R,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         Self::encrypt_symmetric_with(sk, plain, &EncryptionSeeds::generate(rng), P::K, out, ws)
     }
@@ -293,31 +303,33 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// `c0 = INTT(p̂0 ⊙ û) + e1 + Δm`, `c1 = INTT(p̂1 ⊙ û) + e2`.
     pub fn encrypt_public_with(
         pk: &PublicKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         seed_e: &SecretSeed,
         level: usize,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
+        pk.check_set()?;
         let lc = constants::<P>(level)?;
-        check_below_t(plain)?;
+        let (c0, c1) = out.rows_mut(level)?;
         let mut prng_e = SecretPrng::<E>::new(seed_e);
         let [u, e1, e2] = &mut ws.small;
+        let (u, e1, e2) = (u.as_mut(), e1.as_mut(), e2.as_mut());
         sample_ternary(&mut prng_e, u);
         sample_gaussian(&mut prng_e, e1);
         sample_gaussian(&mut prng_e, e2);
-        let (c0, c1) = out.rows_mut(level)?;
+        let poly = ws.poly.as_mut();
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let row0 = &mut c0[i * N..(i + 1) * N];
-            let row1 = &mut c1[i * N..(i + 1) * N];
+            let rows = i * P::N..(i + 1) * P::N;
+            let row0 = &mut c0[rows.clone()];
+            let row1 = &mut c1[rows.clone()];
             let q = table.modulus();
-            let rows = i * N..(i + 1) * N;
-            lift_small(q, u, &mut ws.poly);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
-            Ntt::pointwise_mul(q, &pk.p0()[rows.clone()], &ws.poly, row0)?;
+            lift_small(q, u, poly);
+            Ntt::forward(&table.view(), poly)?;
+            Ntt::pointwise_mul(q, &pk.p0()[rows.clone()], poly, row0)?;
             Ntt::inverse(&table.view(), row0)?;
-            finish_c0(q, lc, i, plain, e1, row0, false);
-            Ntt::pointwise_mul(q, &pk.p1()[rows], &ws.poly, row1)?;
+            finish_c0::<P>(q, lc, i, plain.coeffs(), e1, row0, false);
+            Ntt::pointwise_mul(q, &pk.p1()[rows], poly, row1)?;
             Ntt::inverse(&table.view(), row1)?;
             let qv = q.value();
             for (x, &e) in row1.iter_mut().zip(e2.iter()) {
@@ -331,10 +343,10 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Public-key encryption at the full level with a fresh secret seed from `rng`.
     pub fn encrypt_public<R: RngCore + CryptoRng>(
         pk: &PublicKey<P>,
-        plain: &[u32; N],
+        plain: &Plaintext<P>,
         rng: &mut R,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         Self::encrypt_public_with(pk, plain, &SecretSeed::generate(rng), P::K, out, ws)
     }
@@ -345,15 +357,15 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// residues), bit for bit as the encrypting side sampled `â`.
     pub fn expand_c1_rows(seed: &PublicSeed, level: usize, c1: &mut [u32]) -> Result<(), Error> {
         check_level::<P>(level)?;
-        if c1.len() != level * N {
+        if c1.len() != level * P::N {
             return Err(Error::LengthMismatch {
-                expected: level * N,
+                expected: level * P::N,
                 found: c1.len(),
             });
         }
         let mut prng_a = PublicPrng::<A>::new(seed);
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let row = &mut c1[i * N..(i + 1) * N];
+            let row = &mut c1[i * P::N..(i + 1) * P::N];
             sample_uniform(&mut prng_a, table.modulus(), row);
             Ntt::inverse(&table.view(), row)?;
         }
@@ -369,12 +381,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
 
     // ----- decryption -----------------------------------------------------------------
 
-    /// Decrypts a full ciphertext into the plaintext polynomial `plain` (coefficients `< t`).
+    /// Decrypts a full ciphertext into `plain`.
     pub fn decrypt(
         sk: &SecretKey<P>,
         ct: &Ciphertext<P>,
-        plain: &mut [u32; N],
-        ws: &mut Workspace,
+        plain: &mut Plaintext<P>,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         Self::decrypt_rows(sk, ct.level(), ct.c0(), ct.c1(), plain, ws)
     }
@@ -388,27 +400,31 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// accumulators mod `t` and mod `γ`, then per coefficient
     /// `m = (z_t − centred(z_γ))·γ^-1 mod t` with `z = acc·(−Q^-1)`. No division, no
     /// branch on data, 32×32→64-bit products only. Exact while `t·X mod Q` keeps a distance
-    /// of more than `5Q/γ` from `±Q/2`.
+    /// of more than `(L+1)·Q/γ` from `±Q/2` (`L` the level: `L` fractional parts and the
+    /// final rounding).
     pub fn decrypt_rows(
         sk: &SecretKey<P>,
         level: usize,
         c0: &[u32],
         c1: &[u32],
-        plain: &mut [u32; N],
-        ws: &mut Workspace,
+        plain: &mut Plaintext<P>,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
+        sk.check_set()?;
         let lc = constants::<P>(level)?;
         check_rows::<P>(level, c0, 0)?;
         check_rows::<P>(level, c1, 1)?;
-        plain.fill(0);
-        ws.aux.fill(0);
+        let acc_t = plain.coeffs_mut();
+        acc_t.fill(0);
+        ws.aux.as_mut().fill(0);
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let rows = i * N..(i + 1) * N;
-            ws.poly.copy_from_slice(&c1[rows.clone()]);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
-            Self::accumulate_prime(sk, lc, i, &c0[rows], plain, ws)?;
+            let rows = i * P::N..(i + 1) * P::N;
+            let poly = ws.poly.as_mut();
+            poly.copy_from_slice(&c1[rows.clone()]);
+            Ntt::forward(&table.view(), poly)?;
+            Self::accumulate_prime(sk, lc, i, &c0[rows], acc_t, ws)?;
         }
-        behz::finish(lc, plain, &ws.aux)?;
+        behz::finish::<P>(lc, acc_t, ws.aux.as_ref())?;
         ws.clear();
         Ok(())
     }
@@ -419,20 +435,23 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     pub fn decrypt_seeded(
         sk: &SecretKey<P>,
         ct: &SeededCiphertext<P>,
-        plain: &mut [u32; N],
-        ws: &mut Workspace,
+        plain: &mut Plaintext<P>,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
+        sk.check_set()?;
         let level = ct.level();
         let lc = constants::<P>(level)?;
         check_rows::<P>(level, ct.c0(), 0)?;
-        plain.fill(0);
-        ws.aux.fill(0);
+        let acc_t = plain.coeffs_mut();
+        acc_t.fill(0);
+        ws.aux.as_mut().fill(0);
         let mut prng_a = PublicPrng::<A>::new(ct.seed());
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            sample_uniform(&mut prng_a, table.modulus(), &mut ws.poly);
-            Self::accumulate_prime(sk, lc, i, &ct.c0()[i * N..(i + 1) * N], plain, ws)?;
+            sample_uniform(&mut prng_a, table.modulus(), ws.poly.as_mut());
+            let c0 = &ct.c0()[i * P::N..(i + 1) * P::N];
+            Self::accumulate_prime(sk, lc, i, c0, acc_t, ws)?;
         }
-        behz::finish(lc, plain, &ws.aux)?;
+        behz::finish::<P>(lc, acc_t, ws.aux.as_ref())?;
         ws.clear();
         Ok(())
     }
@@ -444,28 +463,29 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         lc: &LevelConstants,
         i: usize,
         c0: &[u32],
-        acc_t: &mut [u32; N],
-        ws: &mut Workspace,
+        acc_t: &mut [u32],
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
         let table = &P::ntt_tables()[i];
         let q = table.modulus();
-        Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[i * N..(i + 1) * N])?;
-        Ntt::inverse(&table.view(), &mut ws.poly)?;
-        behz::accumulate(q, lc, i, &ws.poly, c0, acc_t, &mut ws.aux)
+        let poly = ws.poly.as_mut();
+        Ntt::pointwise_mul_assign(q, poly, &sk.ntt_residues()[i * P::N..(i + 1) * P::N])?;
+        Ntt::inverse(&table.view(), poly)?;
+        behz::accumulate::<P>(q, lc, i, poly, c0, acc_t, ws.aux.as_mut())
     }
 
     // ----- noise ----------------------------------------------------------------------
 
     /// SEAL's invariant noise budget in bits of a full ciphertext:
     /// `max(0, bits(Q) − bits(‖[t·X]_Q‖∞) − 1)` with `X = c0 + c1·s mod Q` and the norm over
-    /// centred representatives (fixed-size `u128` arithmetic: `Q < 2^108`). `x_rows`
+    /// centred representatives (fixed-size 256-bit arithmetic). `x_rows`
     /// (`level·n` words) receives the rows of `X`. A diagnostic for tests and tools: it is
     /// not constant time.
     pub fn noise_budget(
         sk: &SecretKey<P>,
         ct: &Ciphertext<P>,
         x_rows: &mut [u32],
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<u32, Error> {
         Self::noise_budget_rows(sk, ct.level(), ct.c0(), ct.c1(), x_rows, ws)
     }
@@ -477,24 +497,39 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         c0: &[u32],
         c1: &[u32],
         x_rows: &mut [u32],
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<u32, Error> {
         let lc = constants::<P>(level)?;
         Self::decryption_residues(sk, level, c0, c1, x_rows, ws)?;
-        let q_big = lc.q_product;
-        let mut norm: u128 = 0;
-        for j in 0..N {
-            let mut x: u128 = 0;
+        let primes = &P::DATA_PRIMES[..level];
+        let q_big = primes.iter().fold(Wide::ONE, |acc, &q| acc.mul_u32(q));
+        // Q/q_i as products of the other primes.
+        let mut q_hats = [Wide::ZERO; crate::params::MAX_PRIMES];
+        for (i, hat) in q_hats.iter_mut().take(level).enumerate() {
+            *hat = primes
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .fold(Wide::ONE, |acc, (_, &q)| acc.mul_u32(q));
+        }
+        let mut norm_bits = 0;
+        for j in 0..P::N {
+            // CRT: x = Σ [x_i·(Q/q_i)^-1]_{q_i} · Q/q_i mod Q, each term below Q.
+            let mut x = Wide::ZERO;
             for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
                 let m = table.modulus();
-                let term = m.mul(x_rows[i * N + j], lc.qhat_inv[i]) as u128;
-                x = (x + term * (q_big / m.value() as u128)) % q_big;
+                let term = m.mul(x_rows[i * P::N + j], lc.qhat_inv[i]);
+                x = x.add(q_hats[i].mul_u32(term).reduce(&q_big)).reduce(&q_big);
             }
-            let v = (x * T as u128) % q_big;
-            let centred = if v >= q_big.div_ceil(2) { q_big - v } else { v };
-            norm = norm.max(centred);
+            let v = x.mul_mod(P::T, &q_big);
+            // The centred representative: Q − v when 2v > Q (Q is odd).
+            let centred = if v.add(v).cmp(&q_big) == core::cmp::Ordering::Greater {
+                q_big.sub(v)
+            } else {
+                v
+            };
+            norm_bits = norm_bits.max(centred.bits());
         }
-        let norm_bits = 128 - norm.leading_zeros();
         Ok(lc.q_bits.saturating_sub(norm_bits + 1))
     }
 
@@ -505,26 +540,28 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         c0: &[u32],
         c1: &[u32],
         x_rows: &mut [u32],
-        ws: &mut Workspace,
+        ws: &mut Workspace<P>,
     ) -> Result<(), Error> {
+        sk.check_set()?;
         check_level::<P>(level)?;
         check_rows::<P>(level, c0, 0)?;
         check_rows::<P>(level, c1, 1)?;
-        if x_rows.len() != level * N {
+        if x_rows.len() != level * P::N {
             return Err(Error::LengthMismatch {
-                expected: level * N,
+                expected: level * P::N,
                 found: x_rows.len(),
             });
         }
+        let poly = ws.poly.as_mut();
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let out = &mut x_rows[i * N..(i + 1) * N];
+            let rows = i * P::N..(i + 1) * P::N;
+            let out = &mut x_rows[rows.clone()];
             let q = table.modulus();
-            let rows = i * N..(i + 1) * N;
-            ws.poly.copy_from_slice(&c1[rows.clone()]);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
-            Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[rows.clone()])?;
-            Ntt::inverse(&table.view(), &mut ws.poly)?;
-            for ((o, &x), &c) in out.iter_mut().zip(ws.poly.iter()).zip(&c0[rows]) {
+            poly.copy_from_slice(&c1[rows.clone()]);
+            Ntt::forward(&table.view(), poly)?;
+            Ntt::pointwise_mul_assign(q, poly, &sk.ntt_residues()[rows.clone()])?;
+            Ntt::inverse(&table.view(), poly)?;
+            for ((o, &x), &c) in out.iter_mut().zip(poly.iter()).zip(&c0[rows]) {
                 *o = q.add(x, c);
             }
         }
@@ -537,18 +574,18 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
 /// `INTT(â ⊙ ŝ)` (symmetric: `c0 = Δm − a·s − e`) or `INTT(p̂0 ⊙ û)` (public:
 /// `c0 = p0·u + e1 + Δm`).
 #[inline(never)]
-fn finish_c0(
+fn finish_c0<P: Params>(
     q: &Modulus,
     lc: &LevelConstants,
     i: usize,
-    plain: &[u32; N],
-    error: &[i8; N],
+    plain: &[u32],
+    error: &[i8],
     row: &mut [u32],
     negate_error: bool,
 ) {
     let qv = q.value();
     for ((x, &m), &e) in row.iter_mut().zip(plain.iter()).zip(error.iter()) {
-        let dm = scaled_plain(q, lc, i, m);
+        let dm = scaled_plain::<P>(q, lc, i, m);
         let e = small_mod(qv, e);
         *x = if negate_error {
             q.sub(q.sub(dm, *x), e)

@@ -1,28 +1,26 @@
-//! Compile-time parameter presets.
+//! Compile-time parameter presets, each generated from one definition.
 //!
-//! A preset is a zero-sized type implementing [`Params`]. Everything that depends on the primes
-//! — NTT tables, the scaling constants of encoding and the BEHZ constants of decryption for
-//! every level — is computed by `const fn` at compile time and lives in `static`s, so on a
-//! device it sits in flash. A prime that is not NTT-friendly for `n = 4096` (or not prime,
-//! or too large) stops the build: the tables are built in a `const` context and refuse it.
+//! A preset is a zero-sized type implementing [`Params`], written once with the [`preset!`]
+//! macro from its ring degree `n`, plaintext modulus `t` and primes. Everything else is
+//! derived at compile time by `const fn` and lives in `static`s (flash on a device): the NTT
+//! tables of the data primes and of `t`, the slot permutation of the batch encoder, the
+//! scaling and BEHZ constants of every level, and SEAL's `parms_id` of every level. A prime
+//! that is not an NTT-friendly prime below `2^30` for `n`, a `t` that does not allow batching,
+//! or a modulus above what the device arithmetic supports stops the build.
 
 use zeppelin_ring::{Modulus, NttTable};
 
-/// Ring degree `n` of every preset.
-pub const N: usize = 4096;
-/// `log2(n)`.
-pub const LOG_N: u32 = 12;
-/// Plaintext modulus `t` of every preset (`t ≡ 1 mod 2n`, so it supports batching).
-pub const T: u32 = 65537;
+use crate::wide::Wide;
+
 /// Most data primes a preset may have (sizes the per-level constant arrays).
-pub const MAX_PRIMES: usize = 4;
+pub const MAX_PRIMES: usize = 8;
 /// BEHZ auxiliary modulus `γ = 2^31` (paper Section 4.8): `mod γ` is a mask.
 pub const GAMMA_BITS: u32 = 31;
 const GAMMA_MASK: u32 = (1 << GAMMA_BITS) - 1;
 
-/// Storage for one polynomial in RNS form at the full data level: `K·n` residues, prime by
-/// prime (prime-major, then coefficient). Implemented for `[u32; L]`.
-pub trait RnsStorage: AsRef<[u32]> + AsMut<[u32]> + Clone + 'static {
+/// Storage for `L` residues: one polynomial (`L = n`) or one RNS polynomial at the full data
+/// level (`L = K·n`, prime-major, then coefficient). Implemented for `[u32; L]`.
+pub trait RnsStorage: AsRef<[u32]> + AsMut<[u32]> + Clone + Send + Sync + 'static {
     /// All zeros (usable in `static` initialisers).
     const ZERO: Self;
 }
@@ -31,10 +29,38 @@ impl<const L: usize> RnsStorage for [u32; L] {
     const ZERO: Self = [0; L];
 }
 
-/// A BFV parameter preset fixed at compile time.
-pub trait Params: Sized + 'static {
+/// Storage for `n` small signed coefficients (ternary secrets, Gaussian errors).
+/// Implemented for `[i8; L]`.
+pub trait SmallStorage: AsRef<[i8]> + AsMut<[i8]> + Clone + Send + Sync + 'static {
+    /// All zeros (usable in `static` initialisers).
+    const ZERO: Self;
+}
+
+impl<const L: usize> SmallStorage for [i8; L] {
+    const ZERO: Self = [0; L];
+}
+
+/// A bitmap of `n` bits (the batch encoder's visited set). Implemented for `[u64; L]`.
+pub trait BitmapStorage: AsRef<[u64]> + AsMut<[u64]> + 'static {
+    /// All zeros.
+    const ZERO: Self;
+}
+
+impl<const L: usize> BitmapStorage for [u64; L] {
+    const ZERO: Self = [0; L];
+}
+
+/// A BFV parameter preset fixed at compile time. Implemented by [`preset!`] only: every
+/// item is derived from `n`, `t` and the primes.
+pub trait Params: Sized + Send + Sync + 'static {
     /// Short name, e.g. `"seal4096"`.
     const NAME: &'static str;
+    /// Ring degree `n` (a power of two).
+    const N: usize;
+    /// `log2(n)`.
+    const LOG_N: u32;
+    /// Plaintext modulus `t` (a prime `≡ 1 mod 2n`, so it supports batching).
+    const T: u32;
     /// The data primes `q_0, …, q_{K-1}`. A ciphertext at level `L` uses the first `L`.
     const DATA_PRIMES: &'static [u32];
     /// The special (key-switching) prime of the SEAL modulus chain, if any. The device never
@@ -42,36 +68,160 @@ pub trait Params: Sized + 'static {
     const SPECIAL_PRIME: Option<u32>;
     /// Number of data primes `K` (the full data level).
     const K: usize = Self::DATA_PRIMES.len();
+    /// Storage for one polynomial: `n` residues.
+    type Poly: RnsStorage;
+    /// Storage for `n` small signed coefficients.
+    type Small: SmallStorage;
     /// Storage for `K·n` residues.
     type Rns: RnsStorage;
+    /// A bitmap of `n` bits.
+    type Bitmap: BitmapStorage;
     /// NTT tables of the data primes, `K` of them, in flash.
-    fn ntt_tables() -> &'static [NttTable<[u32; N]>];
+    fn ntt_tables() -> &'static [NttTable<Self::Poly>];
+    /// The NTT table of `t` (the batch encoder's transform).
+    fn t_table() -> &'static NttTable<Self::Poly>;
+    /// `slot_to_ntt()[i]`: the NTT position (bit-reversed evaluation index) of slot `i`.
+    fn slot_to_ntt() -> &'static [u16];
+    /// The inverse permutation of [`Params::slot_to_ntt`].
+    fn ntt_to_slot() -> &'static [u16];
     /// Encoding and decryption constants for every level `1..=K` (index `level - 1`).
     fn levels() -> &'static [LevelConstants];
+    /// SEAL's `parms_id` of every level `1..=K` (index `level - 1`): BLAKE2b-256 of
+    /// `[1, n, q_0, …, q_{L-1}, t]`.
+    fn parms_ids() -> &'static [[u8; 32]];
+    /// The constants of `t` itself.
+    fn plain() -> &'static PlainConstants;
 }
 
-/// SEAL-compatible 128-bit preset (the default): `n = 4096`, `t = 65537`, three 27-bit data
-/// primes and SEAL's 28-bit special prime (product 108.996 bits, within the HE standard's 109).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Seal4096;
+/// Defines a preset: a zero-sized type, its [`Params`] implementation and every table,
+/// from `n`, `t` and the primes alone.
+///
+/// ```text
+/// preset! {
+///     /// Documentation of the preset.
+///     pub struct Seal4096, mod seal4096, name "seal4096",
+///     n = 4096, log_n = 12, t = 65537,
+///     data = [134_176_769, 134_111_233, 134_012_929],
+///     special = Some(268_369_921),
+/// }
+/// ```
+macro_rules! preset {
+    (
+        $(#[$doc:meta])*
+        pub struct $name:ident, mod $module:ident, name $label:literal,
+        n = $n:literal, log_n = $log_n:literal, t = $t:literal,
+        data = [$($q:literal),+ $(,)?],
+        special = $special:expr $(,)?
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct $name;
 
-/// The Zeppelin paper's preset: `n = 4096`, `t = 65537`, four data primes below `2^27`, no
-/// special prime.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Zeppelin4096;
+        /// The compile-time tables of the preset of the same name.
+        mod $module {
+            use super::*;
+
+            pub(super) const N: usize = $n;
+            pub(super) const PRIMES: &[u32] = &[$($q),+];
+            pub(super) const K: usize = PRIMES.len();
+            // Building n = 8192 tables takes the const evaluator a while; it is a build step.
+            #[allow(long_running_const_eval)]
+            pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(table::<N>($q)),+];
+            #[allow(long_running_const_eval)]
+            pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
+            pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
+            pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));
+            pub(super) static LEVELS: [LevelConstants; K] = levels::<K>(PRIMES, $t);
+            pub(super) static PARMS_IDS: [[u8; 32]; K] = parms_ids::<K>(N, PRIMES, $t);
+            pub(super) static PLAIN: PlainConstants = PlainConstants::new($t, N);
+            // The special prime must be NTT-friendly too (the SEAL adapter computes with it).
+            const _: () = {
+                let special: Option<u32> = $special;
+                if let Some(p) = special {
+                    let _ = table::<N>(p);
+                }
+                check_preset(N, $log_n, PRIMES);
+            };
+        }
+
+        impl Params for $name {
+            const NAME: &'static str = $label;
+            const N: usize = $n;
+            const LOG_N: u32 = $log_n;
+            const T: u32 = $t;
+            const DATA_PRIMES: &'static [u32] = $module::PRIMES;
+            const SPECIAL_PRIME: Option<u32> = $special;
+            type Poly = [u32; $n];
+            type Small = [i8; $n];
+            type Rns = [u32; $module::K * $n];
+            type Bitmap = [u64; $n / 64];
+            fn ntt_tables() -> &'static [NttTable<[u32; $n]>] {
+                &$module::NTT_TABLES
+            }
+            fn t_table() -> &'static NttTable<[u32; $n]> {
+                &$module::T_TABLE
+            }
+            fn slot_to_ntt() -> &'static [u16] {
+                &$module::SLOT_TO_NTT
+            }
+            fn ntt_to_slot() -> &'static [u16] {
+                &$module::NTT_TO_SLOT
+            }
+            fn levels() -> &'static [LevelConstants] {
+                &$module::LEVELS
+            }
+            fn parms_ids() -> &'static [[u8; 32]] {
+                &$module::PARMS_IDS
+            }
+            fn plain() -> &'static PlainConstants {
+                &$module::PLAIN
+            }
+        }
+    };
+}
+
+preset! {
+    /// SEAL-compatible 128-bit preset (the default): `n = 4096`, `t = 65537`, three 27-bit
+    /// data primes and SEAL's 28-bit special prime (product 108.996 bits, within the HE
+    /// standard's 109).
+    pub struct Seal4096, mod seal4096, name "seal4096",
+    n = 4096, log_n = 12, t = 65537,
+    data = [134_176_769, 134_111_233, 134_012_929],
+    special = Some(268_369_921),
+}
+
+preset! {
+    /// The Zeppelin paper's preset: `n = 4096`, `t = 65537`, four data primes below `2^27`,
+    /// no special prime.
+    pub struct Zeppelin4096, mod zeppelin4096, name "zeppelin4096",
+    n = 4096, log_n = 12, t = 65537,
+    data = [134_176_769, 134_111_233, 134_012_929, 133_963_777],
+    special = None,
+}
+
+preset! {
+    /// SEAL-compatible 128-bit preset for deeper circuits: `n = 8192`, `t = 65537`, seven
+    /// 27-bit data primes (`log Q = 188.9`) and SEAL's 28-bit special prime: 217 bits in
+    /// SEAL's count, within the HE standard's 218 for `n = 8192`. SEAL 4.1 accepts it with
+    /// batching (checked by the interoperability tests).
+    pub struct Seal8192, mod seal8192, name "seal8192",
+    n = 8192, log_n = 13, t = 65537,
+    data = [
+        133_857_281, 133_644_289, 133_611_521, 133_513_217, 133_251_073, 132_825_089,
+        132_759_553,
+    ],
+    special = Some(268_369_921),
+}
 
 /// The default preset.
 pub type DefaultParams = Seal4096;
 
-const SEAL4096_PRIMES: [u32; 3] = [134_176_769, 134_111_233, 134_012_929];
-const ZEPPELIN4096_PRIMES: [u32; 4] = [134_176_769, 134_111_233, 134_012_929, 133_963_777];
-
 /// Builds an NTT table at compile time.
 #[allow(clippy::panic)] // const evaluation only: a panic here is a build error, never a run-time one
-const fn table(q: u32) -> NttTable<[u32; N]> {
+const fn table<const N: usize>(q: u32) -> NttTable<[u32; N]> {
     match NttTable::new_array(q) {
         Ok(t) => t,
-        Err(_) => panic!("a preset prime is not an NTT-friendly prime below 2^30 for n = 4096"),
+        Err(_) => panic!("a preset prime is not an NTT-friendly prime below 2^30 for n"),
     }
 }
 
@@ -83,56 +233,117 @@ const fn modulus(q: u32) -> Modulus {
     }
 }
 
-static SEAL4096_TABLES: [NttTable<[u32; N]>; 3] = [
-    table(SEAL4096_PRIMES[0]),
-    table(SEAL4096_PRIMES[1]),
-    table(SEAL4096_PRIMES[2]),
-];
-static ZEPPELIN4096_TABLES: [NttTable<[u32; N]>; 4] = [
-    table(ZEPPELIN4096_PRIMES[0]),
-    table(ZEPPELIN4096_PRIMES[1]),
-    table(ZEPPELIN4096_PRIMES[2]),
-    table(ZEPPELIN4096_PRIMES[3]),
-];
-static SEAL4096_LEVELS: [LevelConstants; 3] = [
-    LevelConstants::new(&SEAL4096_PRIMES, 1),
-    LevelConstants::new(&SEAL4096_PRIMES, 2),
-    LevelConstants::new(&SEAL4096_PRIMES, 3),
-];
-static ZEPPELIN4096_LEVELS: [LevelConstants; 4] = [
-    LevelConstants::new(&ZEPPELIN4096_PRIMES, 1),
-    LevelConstants::new(&ZEPPELIN4096_PRIMES, 2),
-    LevelConstants::new(&ZEPPELIN4096_PRIMES, 3),
-    LevelConstants::new(&ZEPPELIN4096_PRIMES, 4),
-];
-// The special prime must be NTT-friendly too (the SEAL adapter computes with it).
-const _: () = {
-    let _ = table(268_369_921);
-};
-
-impl Params for Seal4096 {
-    const NAME: &'static str = "seal4096";
-    const DATA_PRIMES: &'static [u32] = &SEAL4096_PRIMES;
-    const SPECIAL_PRIME: Option<u32> = Some(268_369_921);
-    type Rns = [u32; 3 * N];
-    fn ntt_tables() -> &'static [NttTable<[u32; N]>] {
-        &SEAL4096_TABLES
+/// The shape rules the device arithmetic relies on.
+#[allow(clippy::panic)] // const evaluation only
+const fn check_preset(n: usize, log_n: u32, primes: &[u32]) {
+    if n != 1 << log_n {
+        panic!("n is not 2^log_n");
     }
-    fn levels() -> &'static [LevelConstants] {
-        &SEAL4096_LEVELS
+    if n < 64 || n > u16::MAX as usize + 1 {
+        panic!("n must be in 64..=65536 (bitmaps of u64 words, slot maps of u16)");
+    }
+    if primes.len() > MAX_PRIMES {
+        panic!("more data primes than MAX_PRIMES");
+    }
+    let mut i = 0;
+    while i < primes.len() {
+        // The BEHZ tail's products (y·|Q/q_i|_t < q·t < 2^28·2^17) and the lazy NTT bounds
+        // are certified for primes below 2^28.
+        if primes[i] >= 1 << 28 {
+            panic!("data primes must be below 2^28");
+        }
+        let mut j = 0;
+        while j < i {
+            if primes[j] == primes[i] {
+                panic!("data primes must be distinct");
+            }
+            j += 1;
+        }
+        i += 1;
     }
 }
 
-impl Params for Zeppelin4096 {
-    const NAME: &'static str = "zeppelin4096";
-    const DATA_PRIMES: &'static [u32] = &ZEPPELIN4096_PRIMES;
-    const SPECIAL_PRIME: Option<u32> = None;
-    type Rns = [u32; 4 * N];
-    fn ntt_tables() -> &'static [NttTable<[u32; N]>] {
-        &ZEPPELIN4096_TABLES
+const fn levels<const K: usize>(primes: &[u32], t: u32) -> [LevelConstants; K] {
+    let mut out = [LevelConstants::EMPTY; K];
+    let mut l = 0;
+    while l < K {
+        out[l] = LevelConstants::new(primes, l + 1, t);
+        l += 1;
     }
-    fn levels() -> &'static [LevelConstants] {
-        &ZEPPELIN4096_LEVELS
+    out
+}
+
+const fn parms_ids<const K: usize>(n: usize, primes: &[u32], t: u32) -> [[u8; 32]; K] {
+    let mut out = [[0u8; 32]; K];
+    let mut l = 0;
+    while l < K {
+        let (prefix, _) = primes.split_at(l + 1);
+        out[l] = crate::parms_id::parms_id(n, prefix, t);
+        l += 1;
+    }
+    out
+}
+
+/// The inverse of a permutation of `0..N`.
+const fn invert<const N: usize>(map: &[u16; N]) -> [u16; N] {
+    let mut inv = [0u16; N];
+    let mut i = 0;
+    while i < N {
+        inv[map[i] as usize] = i as u16;
+        i += 1;
+    }
+    inv
+}
+
+/// SEAL's slot order (see [`crate::encoder`]): slot `i < n/2` holds `m(ψ^(3^i mod 2n))` and
+/// slot `n/2 + i` holds `m(ψ^(−3^i mod 2n))`, mapped to the NTT position evaluating there.
+const fn slot_to_ntt_map<const N: usize>(log_n: u32) -> [u16; N] {
+    let mut map = [0u16; N];
+    let row = N / 2;
+    let two_n = 2 * N;
+    let mut pos = 1usize; // 3^i mod 2n
+    let mut i = 0;
+    while i < row {
+        // The NTT position j holds the evaluation at ψ^(2·br(j)+1); the root ψ^pos has
+        // exponent index (pos − 1)/2 in natural order.
+        map[i] = zeppelin_ring::ntt::bit_reverse((pos - 1) >> 1, log_n) as u16;
+        map[row + i] = zeppelin_ring::ntt::bit_reverse((two_n - pos - 1) >> 1, log_n) as u16;
+        pos = (pos * 3) & (two_n - 1);
+        i += 1;
+    }
+    map
+}
+
+/// The constants of the plaintext modulus `t`, computed at compile time.
+#[derive(Clone, Copy, Debug)]
+pub struct PlainConstants {
+    /// `t` with its Montgomery constants.
+    pub modulus: Modulus,
+    /// `floor((t + 1) / 2)`: SEAL's rounding increment for `Δ·m`.
+    pub half_up: u32,
+    /// `(t − 1) / 2`: the largest centred slot magnitude.
+    pub half: u32,
+    /// `t^-1 mod 2^32`: exact division by `t` of a multiple of `t` below `2^32·t`.
+    pub inv_mod_2_32: u32,
+}
+
+impl PlainConstants {
+    /// The constants of `t` for ring degree `n` (compile-time only).
+    #[allow(clippy::panic)] // const evaluation only
+    pub const fn new(t: u32, n: usize) -> Self {
+        // The BEHZ tail needs t < 2^17 (see `check_preset`); batching needs t ≡ 1 mod 2n.
+        if t >= 1 << 17 || t < 3 {
+            panic!("t must be an odd prime below 2^17");
+        }
+        if t as usize % (2 * n) != 1 {
+            panic!("t must be 1 mod 2n for batching");
+        }
+        Self {
+            modulus: modulus(t),
+            half_up: t.div_ceil(2),
+            half: (t - 1) / 2,
+            inv_mod_2_32: inverse_mod_2_32(t),
+        }
     }
 }
 
@@ -142,8 +353,6 @@ impl Params for Zeppelin4096 {
 pub struct LevelConstants {
     /// The level `L`.
     pub level: usize,
-    /// `Q` of this level (below `2^108`).
-    pub q_product: u128,
     /// Number of significant bits of `Q`.
     pub q_bits: u32,
     /// `Q mod t`, for SEAL's rounding correction of `Δ·m`.
@@ -169,24 +378,42 @@ pub struct LevelConstants {
 }
 
 impl LevelConstants {
-    /// Computes the constants of level `level` over `primes` (compile-time only: it divides).
+    /// A placeholder (level 0) for array initialisers; never a preset's constants.
+    const EMPTY: Self = Self {
+        level: 0,
+        q_bits: 0,
+        q_mod_t: 0,
+        delta_mont: [0; MAX_PRIMES],
+        behz_scale_mont: [0; MAX_PRIMES],
+        qhat_mod_t_mont: [0; MAX_PRIMES],
+        qhat_mod_gamma: [0; MAX_PRIMES],
+        neg_q_inv_mod_t_mont: 0,
+        neg_q_inv_mod_gamma: 0,
+        gamma_inv_mod_t_mont: 0,
+        gamma_mod_t: 0,
+        qhat_inv: [0; MAX_PRIMES],
+    };
+
+    /// Computes the constants of level `level` over `primes` with plaintext modulus `t`
+    /// (compile-time only). No multi-word division is needed: `[floor(Q/t)]_{q_i}` is
+    /// `−(Q mod t)·t^-1 mod q_i`, since `q_i` divides `Q`.
     #[allow(clippy::panic)] // const evaluation only
-    pub const fn new(primes: &[u32], level: usize) -> Self {
+    pub const fn new(primes: &[u32], level: usize, t: u32) -> Self {
         if level == 0 || level > primes.len() || level > MAX_PRIMES {
             panic!("level out of range");
         }
-        let t = modulus(T);
-        let mut q_product: u128 = 1;
+        let tm = modulus(t);
+        let gamma: u64 = 1 << GAMMA_BITS;
+        let mut q = Wide::ONE;
+        let mut q_mod_t = 1u32;
+        let mut q_mod_gamma = 1u32;
         let mut i = 0;
         while i < level {
-            q_product *= primes[i] as u128;
+            q = q.mul_u32(primes[i]);
+            q_mod_t = tm.mul(q_mod_t, tm.reduce_u32(primes[i]));
+            q_mod_gamma = q_mod_gamma.wrapping_mul(primes[i]) & GAMMA_MASK;
             i += 1;
         }
-        let q_bits = 128 - q_product.leading_zeros();
-        let q_mod_t = (q_product % T as u128) as u32;
-        let delta = q_product / T as u128;
-        let gamma: u64 = 1 << GAMMA_BITS;
-        let q_mod_gamma = (q_product % gamma as u128) as u32;
 
         let mut delta_mont = [0u32; MAX_PRIMES];
         let mut behz_scale_mont = [0u32; MAX_PRIMES];
@@ -196,7 +423,12 @@ impl LevelConstants {
         let mut i = 0;
         while i < level {
             let qi = modulus(primes[i]);
-            delta_mont[i] = qi.to_mont((delta % primes[i] as u128) as u32);
+            let t_inv = match qi.inv(qi.reduce_u32(t)) {
+                Some(v) => v,
+                None => panic!("t divides a data prime"),
+            };
+            let delta = qi.mul(qi.neg(qi.reduce_u32(q_mod_t)), t_inv);
+            delta_mont[i] = qi.to_mont(delta);
             // Q/q_i reduced modulo q_i, t and γ, as a product of the other primes.
             let mut hat_qi = 1u32;
             let mut hat_t = 1u32;
@@ -205,7 +437,7 @@ impl LevelConstants {
             while j < level {
                 if j != i {
                     hat_qi = qi.mul(hat_qi, qi.reduce_u32(primes[j]));
-                    hat_t = t.mul(hat_t, t.reduce_u32(primes[j]));
+                    hat_t = tm.mul(hat_t, tm.reduce_u32(primes[j]));
                     hat_gamma = hat_gamma.wrapping_mul(primes[j]) & GAMMA_MASK;
                 }
                 j += 1;
@@ -215,33 +447,32 @@ impl LevelConstants {
                 None => panic!("primes are not coprime"),
             };
             qhat_inv[i] = inv;
-            let gamma_t = qi.mul(qi.reduce_u64(gamma), qi.reduce_u32(T));
+            let gamma_t = qi.mul(qi.reduce_u64(gamma), qi.reduce_u32(t));
             behz_scale_mont[i] = qi.to_mont(qi.mul(gamma_t, inv));
-            qhat_mod_t_mont[i] = t.to_mont(hat_t);
+            qhat_mod_t_mont[i] = tm.to_mont(hat_t);
             qhat_mod_gamma[i] = hat_gamma;
             i += 1;
         }
-        let q_inv_t = match t.inv(q_mod_t) {
+        let q_inv_t = match tm.inv(q_mod_t) {
             Some(v) => v,
             None => panic!("Q is divisible by t"),
         };
-        let gamma_mod_t = t.reduce_u64(gamma);
-        let gamma_inv_t = match t.inv(gamma_mod_t) {
+        let gamma_mod_t = tm.reduce_u64(gamma);
+        let gamma_inv_t = match tm.inv(gamma_mod_t) {
             Some(v) => v,
             None => panic!("gamma is divisible by t"),
         };
         Self {
             level,
-            q_product,
-            q_bits,
+            q_bits: q.bits(),
             q_mod_t,
             delta_mont,
             behz_scale_mont,
             qhat_mod_t_mont,
             qhat_mod_gamma,
-            neg_q_inv_mod_t_mont: t.to_mont(t.neg(q_inv_t)),
+            neg_q_inv_mod_t_mont: tm.to_mont(tm.neg(q_inv_t)),
             neg_q_inv_mod_gamma: inverse_mod_2_32(q_mod_gamma).wrapping_neg() & GAMMA_MASK,
-            gamma_inv_mod_t_mont: t.to_mont(gamma_inv_t),
+            gamma_inv_mod_t_mont: tm.to_mont(gamma_inv_t),
             gamma_mod_t,
             qhat_inv,
         }
@@ -258,15 +489,6 @@ const fn inverse_mod_2_32(x: u32) -> u32 {
     }
     inv
 }
-
-/// The modulus `t` with its Montgomery constants.
-pub(crate) const T_MODULUS: Modulus = modulus(T);
-
-/// `floor((t + 1) / 2)`: SEAL's rounding increment for `Δ·m`.
-pub(crate) const T_HALF_UP: u32 = T.div_ceil(2);
-
-/// `t^-1 mod 2^32`: exact division by `t` of a multiple of `t` below `2^32·t`.
-pub(crate) const T_INV_MOD_2_32: u32 = inverse_mod_2_32(T);
 
 /// `2^31 − 1`.
 pub(crate) const GAMMA_MASK_PUB: u32 = GAMMA_MASK;
@@ -288,24 +510,16 @@ mod tests {
     fn presets_have_expected_shape() {
         assert_eq!(Seal4096::K, 3);
         assert_eq!(Zeppelin4096::K, 4);
-        assert_eq!(<Seal4096 as Params>::Rns::ZERO.len(), 3 * N);
+        assert_eq!(Seal8192::K, 7);
+        assert_eq!(<Seal4096 as Params>::Rns::ZERO.len(), 3 * 4096);
+        assert_eq!(<Seal8192 as Params>::Rns::ZERO.len(), 7 * 8192);
         assert_eq!(Seal4096::ntt_tables().len(), 3);
         assert_eq!(Zeppelin4096::levels().len(), 4);
-        for (i, t) in Zeppelin4096::ntt_tables().iter().enumerate() {
-            assert_eq!(t.modulus().value(), ZEPPELIN4096_PRIMES[i]);
-            assert_eq!(t.degree(), N);
+        for (i, t) in Seal8192::ntt_tables().iter().enumerate() {
+            assert_eq!(t.modulus().value(), Seal8192::DATA_PRIMES[i]);
+            assert_eq!(t.degree(), 8192);
         }
-    }
-
-    #[test]
-    fn level_constants_are_consistent() {
-        for lc in Zeppelin4096::levels() {
-            let q = lc.q_product;
-            assert_eq!(lc.q_mod_t as u128, q % T as u128);
-            let g = 1u128 << 31;
-            // (−Q^-1)·Q ≡ −1 mod γ
-            assert_eq!((lc.neg_q_inv_mod_gamma as u128 * (q % g)) % g, g - 1);
-            assert_eq!(lc.gamma_mod_t as u128, g % T as u128);
-        }
+        assert_eq!(Seal8192::t_table().degree(), 8192);
+        assert_eq!(Seal8192::slot_to_ntt().len(), 8192);
     }
 }

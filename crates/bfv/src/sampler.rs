@@ -1,7 +1,6 @@
 //! Samplers: uniform mod `q` (public stream only), ternary and discrete Gaussian (secret
 //! stream only, constant time, fixed keystream consumption).
 
-use crate::params::N;
 use crate::prng::{Keystream, PublicPrng, SecretPrng};
 use zeppelin_ring::{ct, Modulus};
 use zeroize::Zeroize;
@@ -62,7 +61,7 @@ pub fn ternary_from_word(w: u32) -> i8 {
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
 // (firmware/m55/audit.py) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_ternary<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8; N]) {
+pub fn sample_ternary<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
     for x in out.iter_mut() {
         *x = ternary_from_word(prng.next_u32());
     }
@@ -102,19 +101,18 @@ pub fn gaussian_from_words(words: &[u32; GAUSSIAN_BLOCK], out: &mut [i8; GAUSSIA
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
 // (firmware/m55/audit.py) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_gaussian<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8; N]) {
-    const {
-        assert!(
-            N.is_multiple_of(GAUSSIAN_BLOCK),
-            "blocks must tile the polynomial"
-        )
-    };
+pub fn sample_gaussian<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
     let mut words = [0u32; GAUSSIAN_BLOCK];
-    for block in out.as_chunks_mut::<GAUSSIAN_BLOCK>().0 {
+    let (blocks, rest) = out.as_chunks_mut::<GAUSSIAN_BLOCK>();
+    for block in blocks {
         for w in words.iter_mut() {
             *w = prng.next_u32();
         }
         gaussian_from_words(&words, block);
+    }
+    // Every preset's n is a multiple of the block; a shorter tail keeps the same order.
+    for x in rest {
+        *x = gaussian_from_word(prng.next_u32());
     }
     words.zeroize();
 }

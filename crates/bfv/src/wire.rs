@@ -23,10 +23,9 @@
 //! Sizes at `n = 4096`: three primes 196,721 B full and 98,498 B seeded (50.07 %); four primes
 //! 262,257 B and 131,266 B.
 
-use core::fmt;
-
 use crate::ciphertext::{Ciphertext, SeededCiphertext};
-use crate::params::{Params, N};
+pub use crate::error::WireError;
+use crate::params::Params;
 use crate::prng::PublicSeed;
 
 /// `prng_type` byte of Zeppelin's AES-128-CTR public stream (SEAL uses 1 and 2).
@@ -36,102 +35,21 @@ const METADATA: usize = 32 + 1 + 8 + 8 + 8 + 8 + 8;
 const PRNG_INFO: usize = HEADER + 1 + 64;
 const SEED: usize = 32;
 
-/// The first data primes of both presets, in order.
-const PRIMES: [u32; 4] = [134_176_769, 134_111_233, 134_012_929, 133_963_777];
-
-/// SEAL's parms_id of the levels `[1, 4096, q_0..q_{L-1}, 65537]` for `L = 1..=4` over
-/// [`PRIMES`] (BLAKE2b-256 over little-endian `u64` words; checked against SEAL and against
-/// `zeppelin-seal`'s computation in the CLI's tests).
-const LEVEL_IDS: [[u8; 32]; 4] = [
-    hex32(*b"b525c264723a3249a1e0e34c1d422d29968354a6f5de97379b0996cf2de7b4bd"),
-    hex32(*b"696d8536219a6e73e3e6cd662eaaeb8573c4ce701f7365536de5269d00dacf55"),
-    hex32(*b"6d37577ae9a22d7d39145d4e663537329ca1f8d29377ab6dff9462fda8b38549"),
-    hex32(*b"15c5f285fd5eff9c6f4d20abc42eaa1f9720fd37500cb4d2026bd58988283100"),
-];
-
-const fn hex_digit(c: u8) -> u8 {
-    match c {
-        b'0'..=b'9' => c - b'0',
-        _ => c - b'a' + 10,
-    }
-}
-
-const fn hex32(h: [u8; 64]) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    let mut i = 0;
-    while i < 32 {
-        out[i] = (hex_digit(h[2 * i]) << 4) | hex_digit(h[2 * i + 1]);
-        i += 1;
-    }
-    out
-}
-
 /// SEAL's parms_id of level `level` (the first `level` data primes) of preset `P`, or `None`
-/// for a level or preset outside the table.
+/// for a level outside `1..=K`. Computed at compile time from the preset
+/// ([`Params::parms_ids`]).
 pub fn parms_id<P: Params>(level: usize) -> Option<&'static [u8; 32]> {
-    if level == 0 || level > P::K || level > PRIMES.len() {
-        return None;
-    }
-    if P::DATA_PRIMES.get(..level)? != PRIMES.get(..level)? {
-        return None;
-    }
-    LEVEL_IDS.get(level - 1)
+    P::parms_ids().get(level.checked_sub(1)?)
 }
 
-/// What is wrong with device wire bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WireError {
-    /// Fewer bytes than the form needs.
-    Truncated { needed: usize, found: usize },
-    /// A header field is not what SEAL writes (magic, header size, version, compression).
-    BadHeader { offset: usize },
-    /// The header's size differs from the input length.
-    SizeMismatch { declared: u64, found: usize },
-    /// The parms_id is no level of this preset.
-    UnknownParmsId,
-    /// A metadata field has a value this form does not allow.
-    BadField { field: &'static str, value: u64 },
-    /// A residue is not below its prime.
-    CoefficientOutOfRange { index: usize, value: u64 },
-    /// The output buffer is too small.
-    BufferTooSmall { needed: usize, found: usize },
+/// Bytes of the full form of preset `P` at level `level`.
+pub const fn full_len<P: Params>(level: usize) -> usize {
+    HEADER + METADATA + HEADER + 8 + 8 * 2 * level * P::N
 }
 
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Self::Truncated { needed, found } => {
-                write!(f, "truncated: the form needs {needed} bytes, found {found}")
-            }
-            Self::BadHeader { offset } => {
-                write!(f, "bad SEAL header at byte {offset}")
-            }
-            Self::SizeMismatch { declared, found } => {
-                write!(
-                    f,
-                    "size mismatch: header says {declared} bytes, input has {found}"
-                )
-            }
-            Self::UnknownParmsId => write!(f, "unknown parms_id for this preset"),
-            Self::BadField { field, value } => write!(f, "invalid {field}: {value}"),
-            Self::CoefficientOutOfRange { index, value } => {
-                write!(f, "residue {value} at index {index} is not below its prime")
-            }
-            Self::BufferTooSmall { needed, found } => {
-                write!(f, "output buffer holds {found} bytes, {needed} needed")
-            }
-        }
-    }
-}
-
-/// Bytes of the full form at level `level`.
-pub const fn full_len(level: usize) -> usize {
-    HEADER + METADATA + HEADER + 8 + 8 * 2 * level * N
-}
-
-/// Bytes of the seeded form at level `level`.
-pub const fn seeded_len(level: usize) -> usize {
-    HEADER + METADATA + HEADER + 8 + 8 * level * N + PRNG_INFO
+/// Bytes of the seeded form of preset `P` at level `level`.
+pub const fn seeded_len<P: Params>(level: usize) -> usize {
+    HEADER + METADATA + HEADER + 8 + 8 * level * P::N + PRNG_INFO
 }
 
 fn put_header(out: &mut [u8], size: usize) {
@@ -151,7 +69,7 @@ fn put_u64(out: &mut [u8], at: usize, v: u64) {
 }
 
 /// Header, metadata and the DynArray header with `count`; returns the offset of the data.
-fn put_prefix(
+fn put_prefix<P: Params>(
     out: &mut [u8],
     total: usize,
     parms_id: &[u8; 32],
@@ -162,7 +80,7 @@ fn put_prefix(
     out[16..48].copy_from_slice(parms_id);
     out[48] = 0;
     put_u64(out, 49, 2);
-    put_u64(out, 57, N as u64);
+    put_u64(out, 57, P::N as u64);
     put_u64(out, 65, level as u64);
     put_u64(out, 73, 1.0f64.to_bits());
     put_u64(out, 81, 1);
@@ -188,9 +106,9 @@ fn take(out: &mut [u8], needed: usize) -> Result<&mut [u8], WireError> {
 pub fn write_full<P: Params>(ct: &Ciphertext<P>, out: &mut [u8]) -> Result<usize, WireError> {
     let level = ct.level();
     let parms_id = parms_id::<P>(level).ok_or(WireError::UnknownParmsId)?;
-    let len = full_len(level);
+    let len = full_len::<P>(level);
     let out = take(out, len)?;
-    let at = put_prefix(out, len, parms_id, level, 2 * level * N);
+    let at = put_prefix::<P>(out, len, parms_id, level, 2 * level * P::N);
     let at = put_words(out, at, ct.c0());
     put_words(out, at, ct.c1());
     Ok(len)
@@ -203,9 +121,9 @@ pub fn write_seeded<P: Params>(
 ) -> Result<usize, WireError> {
     let level = ct.level();
     let parms_id = parms_id::<P>(level).ok_or(WireError::UnknownParmsId)?;
-    let len = seeded_len(level);
+    let len = seeded_len::<P>(level);
     let out = take(out, len)?;
-    let at = put_prefix(out, len, parms_id, level, level * N);
+    let at = put_prefix::<P>(out, len, parms_id, level, level * P::N);
     let at = put_words(out, at, ct.c0());
     put_header(&mut out[at..], PRNG_INFO);
     out[at + HEADER] = AES_CTR_PRNG_TYPE;
@@ -271,15 +189,19 @@ fn check_prefix<P: Params>(b: &[u8], seeded: bool) -> Result<usize, WireError> {
         });
     }
     field("size", 49, 2)?;
-    field("poly_modulus_degree", 57, N as u64)?;
+    field("poly_modulus_degree", 57, P::N as u64)?;
     field("coeff_modulus_size", 65, level as u64)?;
     field("scale", 73, 1.0f64.to_bits())?;
     field("correction_factor", 81, 1)?;
-    let count = if seeded { level * N } else { 2 * level * N };
-    let needed = if seeded {
-        seeded_len(level)
+    let count = if seeded {
+        level * P::N
     } else {
-        full_len(level)
+        2 * level * P::N
+    };
+    let needed = if seeded {
+        seeded_len::<P>(level)
+    } else {
+        full_len::<P>(level)
     };
     if b.len() != needed {
         return Err(WireError::Truncated {
@@ -292,33 +214,44 @@ fn check_prefix<P: Params>(b: &[u8], seeded: bool) -> Result<usize, WireError> {
     Ok(level)
 }
 
+/// The `level·n` residues at `at` (little-endian `u64`s), each checked below its prime.
+fn rows_at<P: Params>(
+    b: &[u8],
+    at: usize,
+    level: usize,
+) -> Result<impl Iterator<Item = (usize, u64)> + '_, WireError> {
+    let n = P::N;
+    let src = b.get(at..at + 8 * level * n).ok_or(WireError::Truncated {
+        needed: at + 8 * level * n,
+        found: b.len(),
+    })?;
+    Ok(src
+        .chunks_exact(8)
+        .enumerate()
+        .map(move |(index, chunk)| (index, u64_at(chunk, 0))))
+}
+
+/// Checks that every residue at `at` is below its prime (before anything is written, so a
+/// refused input leaves the output as it was).
+fn check_rows_at<P: Params>(b: &[u8], at: usize, level: usize) -> Result<(), WireError> {
+    for (index, v) in rows_at::<P>(b, at, level)? {
+        let q = u64::from(P::DATA_PRIMES[index / P::N]);
+        if v >= q {
+            return Err(WireError::CoefficientOutOfRange { index, value: v });
+        }
+    }
+    Ok(())
+}
+
+/// Copies the checked residues at `at` into `dst`.
 fn read_rows<P: Params>(
     b: &[u8],
     at: usize,
     level: usize,
     dst: &mut [u32],
 ) -> Result<(), WireError> {
-    let src = b.get(at..at + 8 * level * N).ok_or(WireError::Truncated {
-        needed: at + 8 * level * N,
-        found: b.len(),
-    })?;
-    for (p, (row, bytes)) in dst
-        .chunks_exact_mut(N)
-        .zip(src.chunks_exact(8 * N))
-        .take(level)
-        .enumerate()
-    {
-        let q = u64::from(P::DATA_PRIMES.get(p).copied().unwrap_or(0));
-        for (j, (d, chunk)) in row.iter_mut().zip(bytes.chunks_exact(8)).enumerate() {
-            let v = u64_at(chunk, 0);
-            if v >= q {
-                return Err(WireError::CoefficientOutOfRange {
-                    index: p * N + j,
-                    value: v,
-                });
-            }
-            *d = v as u32;
-        }
+    for ((_, v), d) in rows_at::<P>(b, at, level)?.zip(dst.iter_mut()) {
+        *d = v as u32;
     }
     Ok(())
 }
@@ -329,14 +262,14 @@ pub fn is_seeded_form(bytes: &[u8]) -> bool {
     bytes.len() > PRNG_INFO && bytes[bytes.len() - PRNG_INFO + HEADER] == AES_CTR_PRNG_TYPE
 }
 
-/// Parses the seeded form into `out`. On error `out` may hold part of the input (it is
-/// rewritten completely by the next successful parse).
+/// Parses the seeded form into `out`, checking every field and residue first. On error `out`
+/// is unchanged.
 pub fn read_seeded<P: Params>(
     bytes: &[u8],
     out: &mut SeededCiphertext<P>,
 ) -> Result<(), WireError> {
     let level = check_prefix::<P>(bytes, true)?;
-    let info = 113 + 8 * level * N;
+    let info = 113 + 8 * level * P::N;
     check_header(bytes, info, PRNG_INFO as u64)?;
     if bytes[info + HEADER] != AES_CTR_PRNG_TYPE {
         return Err(WireError::BadField {
@@ -351,6 +284,7 @@ pub fn read_seeded<P: Params>(
             value: 1,
         });
     }
+    check_rows_at::<P>(bytes, 113, level)?;
     let mut seed = [0u8; SEED];
     seed.copy_from_slice(&bytes[seed_at..seed_at + SEED]);
     let c0 = out
@@ -363,13 +297,16 @@ pub fn read_seeded<P: Params>(
 }
 
 /// Parses the full form (or a SEAL ciphertext with `compr_mode` none at a level of this
-/// preset) into `out`.
+/// preset) into `out`, checking every field and residue first. On error `out` is unchanged.
 pub fn read_full<P: Params>(bytes: &[u8], out: &mut Ciphertext<P>) -> Result<(), WireError> {
     let level = check_prefix::<P>(bytes, false)?;
+    let c1_at = 113 + 8 * level * P::N;
+    check_rows_at::<P>(bytes, 113, level)?;
+    check_rows_at::<P>(bytes, c1_at, level)?;
     let (c0, c1) = out.rows_mut(level).map_err(|_| WireError::BadField {
         field: "level",
         value: level as u64,
     })?;
     read_rows::<P>(bytes, 113, level, c0)?;
-    read_rows::<P>(bytes, 113 + 8 * level * N, level, c1)
+    read_rows::<P>(bytes, c1_at, level, c1)
 }

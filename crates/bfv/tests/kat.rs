@@ -21,8 +21,8 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 use zeppelin::{
-    encoder, kat, Bfv, Ciphertext, EncryptionSeeds, Params, PublicKey, PublicSeed, Seal4096,
-    SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096, N,
+    encoder, kat, Bfv, Ciphertext, EncryptionSeeds, Params, Plaintext, PublicKey, PublicSeed,
+    Seal4096, Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
 };
 
 fn words(ws: &[u32]) -> Vec<u8> {
@@ -44,9 +44,9 @@ fn kat_objects<P: Params>() -> Vec<(&'static str, Vec<u8>)> {
         &mut ws,
     )
     .unwrap();
-    let mut slots = Box::new([0u32; N]);
-    kat::slots(&mut slots);
-    let mut plain = Box::new([0u32; N]);
+    let mut slots = vec![0u32; P::N];
+    kat::slots::<P>(&mut slots);
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
     encoder::encode(&slots, &mut plain).unwrap();
 
     let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
@@ -73,8 +73,8 @@ fn kat_objects<P: Params>() -> Vec<(&'static str, Vec<u8>)> {
     .unwrap();
 
     // Every object decrypts to the KAT slots (so the pinned bytes are a working ciphertext).
-    let mut out = Box::new([0u32; N]);
-    let mut back = Box::new([0u32; N]);
+    let mut out = Box::new(Plaintext::<P>::zeroed());
+    let mut back = vec![0u32; P::N];
     Bfv::<P>::decrypt_seeded(&sk, &seeded, &mut out, &mut ws).unwrap();
     encoder::decode(&out, &mut back).unwrap();
     assert_eq!(back[..], slots[..]);
@@ -142,4 +142,9 @@ fn kat_seal4096() {
 #[test]
 fn kat_zeppelin4096() {
     check_or_regenerate::<Zeppelin4096>();
+}
+
+#[test]
+fn kat_seal8192() {
+    check_or_regenerate::<Seal8192>();
 }

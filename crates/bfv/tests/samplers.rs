@@ -11,7 +11,10 @@
 
 use zeppelin::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
 use zeppelin::sampler::{sample_gaussian, sample_ternary, sample_uniform, CDT, SIGMA};
-use zeppelin::{Bfv, Params, Seal4096, Zeppelin4096, N};
+use zeppelin::{Bfv, Params, Seal4096, Seal8192, Zeppelin4096};
+
+/// The ring degree the distribution tests sample at.
+const N: usize = 4096;
 use zeppelin_ring::Modulus;
 
 /// Upper 0.1% point of chi-square with `df` degrees of freedom (Wilson–Hilferty).
@@ -214,24 +217,25 @@ fn pow_mod(mut b: u64, mut e: u64, m: u64) -> u64 {
 /// gives back `â[j]` — so the seeded path's `c1` is the polynomial whose NTT is the sampled
 /// mask, as the SEAL adapter must rebuild it.
 fn eval_domain_mask_is_ntt_of_expanded_c1<P: Params>() {
+    let n = P::N;
     let seed = PublicSeed([0x33; 32]);
-    let mut c1 = vec![0u32; P::K * N];
+    let mut c1 = vec![0u32; P::K * n];
     Bfv::<P>::expand_c1_rows(&seed, P::K, &mut c1).unwrap();
     let mut prng = PublicPrng::<AesCtr128>::new(&seed);
     for (i, &qi) in P::DATA_PRIMES.iter().enumerate() {
         let q = Modulus::new(qi).unwrap();
-        let mut a_hat = vec![0u32; N];
+        let mut a_hat = vec![0u32; n];
         sample_uniform(&mut prng, &q, &mut a_hat);
         let m = qi as u64;
-        let psi = (2..m).find(|&x| pow_mod(x, N as u64, m) == m - 1).unwrap();
+        let psi = (2..m).find(|&x| pow_mod(x, n as u64, m) == m - 1).unwrap();
         // The smallest of all primitive roots: the odd powers of this one.
-        let psi = (0..N as u64)
+        let psi = (0..n as u64)
             .map(|k| pow_mod(psi, 2 * k + 1, m))
             .min()
             .unwrap();
-        let row = &c1[i * N..(i + 1) * N];
-        for j in [0usize, 1, 2, 3, 1000, 2047, 2048, 4095] {
-            let br = j.reverse_bits() >> (usize::BITS - 12);
+        let row = &c1[i * n..(i + 1) * n];
+        for j in [0usize, 1, 2, 3, 1000, n / 2 - 1, n / 2, n - 1] {
+            let br = j.reverse_bits() >> (usize::BITS - P::LOG_N);
             let x = pow_mod(psi, 2 * br as u64 + 1, m);
             let v = row
                 .iter()
@@ -250,4 +254,9 @@ fn eval_domain_mask_seal4096() {
 #[test]
 fn eval_domain_mask_zeppelin4096() {
     eval_domain_mask_is_ntt_of_expanded_c1::<Zeppelin4096>();
+}
+
+#[test]
+fn eval_domain_mask_seal8192() {
+    eval_domain_mask_is_ntt_of_expanded_c1::<Seal8192>();
 }

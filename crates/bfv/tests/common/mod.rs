@@ -4,16 +4,17 @@
 
 use num_bigint::BigUint;
 use num_traits::{One, ToPrimitive, Zero};
-use zeppelin::{Params, N, T};
+use zeppelin::Params;
 
 /// `X_i = c0_i + c1_i·s mod q_i` by the schoolbook negacyclic product with the ternary
 /// secret (no NTT involved).
-pub fn schoolbook_x<P: Params>(level: usize, c0: &[u32], c1: &[u32], s: &[i8; N]) -> Vec<u32> {
-    let mut out = vec![0u32; level * N];
+pub fn schoolbook_x<P: Params>(level: usize, c0: &[u32], c1: &[u32], s: &[i8]) -> Vec<u32> {
+    let n = P::N;
+    let mut out = vec![0u32; level * n];
     for i in 0..level {
         let q = P::DATA_PRIMES[i] as i64;
-        let a = &c1[i * N..(i + 1) * N];
-        let mut acc = vec![0i64; N];
+        let a = &c1[i * n..(i + 1) * n];
+        let mut acc = vec![0i64; n];
         for (j, &sj) in s.iter().enumerate() {
             if sj == 0 {
                 continue;
@@ -21,15 +22,15 @@ pub fn schoolbook_x<P: Params>(level: usize, c0: &[u32], c1: &[u32], s: &[i8; N]
             let sj = sj as i64;
             for (k, &ak) in a.iter().enumerate() {
                 let idx = j + k;
-                if idx < N {
+                if idx < n {
                     acc[idx] += sj * ak as i64;
                 } else {
-                    acc[idx - N] -= sj * ak as i64;
+                    acc[idx - n] -= sj * ak as i64;
                 }
             }
         }
-        for k in 0..N {
-            out[i * N + k] = ((acc[k] + c0[i * N + k] as i64).rem_euclid(q)) as u32;
+        for k in 0..n {
+            out[i * n + k] = ((acc[k] + c0[i * n + k] as i64).rem_euclid(q)) as u32;
         }
     }
     out
@@ -59,9 +60,9 @@ pub fn crt<P: Params>(residues: &[u32]) -> BigUint {
 /// `round(t·X/Q) mod t`, exactly.
 pub fn exact_round<P: Params>(x: &BigUint, level: usize) -> u32 {
     let q = q_big::<P>(level);
-    let num = x * T * 2u32 + &q;
+    let num = x * P::T * 2u32 + &q;
     let den = q * 2u32;
-    ((num / den) % T).to_u32().unwrap()
+    ((num / den) % P::T).to_u32().unwrap()
 }
 
 /// Residues of a big integer for the first `level` primes.
@@ -78,11 +79,12 @@ pub fn noise_budget_exact<P: Params>(x_rows: &[u32], level: usize) -> u32 {
     let half = (&q + 1u32) / 2u32;
     let mut norm = BigUint::zero();
     let mut res = vec![0u32; level];
-    for j in 0..N {
+    let n = P::N;
+    for j in 0..n {
         for i in 0..level {
-            res[i] = x_rows[i * N + j];
+            res[i] = x_rows[i * n + j];
         }
-        let v = (crt::<P>(&res) * T) % &q;
+        let v = (crt::<P>(&res) * P::T) % &q;
         let c = if v >= half { &q - &v } else { v };
         if c > norm {
             norm = c;
