@@ -66,7 +66,8 @@ SECRET_PATH = [
     ("aes::soft::fixslice::sub_bytes", None),
     # BFV secret arithmetic (zeppelin crate; its products with the secret key are ring's
     # pointwise kernels above): the noise/message assembly of c0, BEHZ decryption, wiping.
-    ("zeppelin::ops::finish_c0", None),
+    ("zeppelin::ops::finish_c0::<zeppelin::params::Seal4096>", None),
+    ("zeppelin::ops::finish_c0::<zeppelin::params::Zeppelin4096>", None),
     # BEHZ decryption tail: the Helium kernels the MVE build runs, and their scalar twins
     # (compared with them on target; the portable build's copies).
     ("zeppelin_ring::mve::behz_accumulate_pass", None),
@@ -75,7 +76,8 @@ SECRET_PATH = [
     ("zeppelin::behz::finish_scalar", None),
     # The Gaussian sampler's Helium CDT scan (called from sample_gaussian on MVE builds).
     ("zeppelin_ring::mve::cdt_scan_pass", None),
-    ("<zeppelin::ops::Workspace>::clear", None),
+    ("<zeppelin::ops::Workspace<zeppelin::params::Seal4096>>::clear", None),
+    ("<zeppelin::ops::Workspace<zeppelin::params::Zeppelin4096>>::clear", None),
     # The secret-stream samplers (the instances on the software-AES secret stream, as the
     # client images use them) and the small-value lift; out of line in the bfv crate.
     ("zeppelin::sampler::sample_ternary::<zeppelin::prng::AesCtr128>", None),

@@ -34,7 +34,15 @@ timeout 1800 qemu-system-arm -M mps3-an547 -nographic -icount shift=0 \
 echo "firmware exit status: $status"
 
 echo "== client images: the client's own static memory (bytes; RAM = .data + .bss + .uninit, FLASH = .vector_table + .text + .rodata + .data, DTCM = .twiddles, read-only NTT tables) =="
-for client in client_symmetric_seal4096 client_symmetric_zeppelin4096 client_public_seal4096 client_public_zeppelin4096; do
+echo "== on target: the Seal8192 image (n = 8192, seven primes: KATs, instructions, stack) =="
+seal8192_status=0
+timeout 1800 qemu-system-arm -M mps3-an547 -nographic -icount shift=0 \
+  -semihosting-config enable=on,target=native \
+  -kernel "$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/seal8192" || seal8192_status=$?
+echo "seal8192 image exit status: $seal8192_status"
+[ $seal8192_status -eq 0 ] || status=$seal8192_status
+
+for client in client_symmetric_seal4096 client_symmetric_zeppelin4096 client_symmetric_seal8192 client_public_seal4096 client_public_zeppelin4096 client_public_seal8192; do
   bin="$CARGO_TARGET_DIR/thumbv8m.main-none-eabihf/release/$client"
   client_status=0
   timeout 600 qemu-system-arm -M mps3-an547 -nographic -icount shift=0 \

@@ -9,16 +9,18 @@ use crate::ring_tests::N;
 use cortex_m_semihosting::hprintln;
 use zeppelin::behz;
 use zeppelin::params::level_constants;
-use zeppelin::{Params, Seal4096, Zeppelin4096, T};
+use zeppelin::{Params, Seal4096, Zeppelin4096};
 
 /// Rounds of random inputs per (level, prime), after two edge rounds (all zero; all at the
 /// top of their ranges).
 const ROUNDS: usize = 6;
 
 /// Fills the inputs of one round: `x`, `c0` below `q`, `acc_t` below `t`, `acc_γ` any word.
+#[allow(clippy::too_many_arguments)] // the four buffers of one round and its ranges
 fn fill(
     round: usize,
     q: u32,
+    t: u32,
     rng: &mut TestRng,
     x: &mut [u32],
     c0: &mut [u32],
@@ -28,8 +30,8 @@ fn fill(
     for j in 0..x.len() {
         (x[j], c0[j], at[j], ag[j]) = match round {
             0 => (0, 0, 0, 0),
-            1 => (q - 1, q - 1, T - 1, u32::MAX),
-            _ => (rng.below(q), rng.below(q), rng.below(T), rng.next_u32()),
+            1 => (q - 1, q - 1, t - 1, u32::MAX),
+            _ => (rng.below(q), rng.below(q), rng.below(t), rng.next_u32()),
         };
     }
 }
@@ -44,6 +46,7 @@ fn compare<P: Params>(
     ag2: &mut [u32; N],
 ) -> (usize, bool) {
     let [x, c0, at, ag] = bufs;
+    let tm = &P::plain().modulus;
     let mut ok = true;
     let mut inputs = 0;
     for level in 1..=P::K {
@@ -53,19 +56,19 @@ fn compare<P: Params>(
         for round in 0..ROUNDS + 2 {
             for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
                 let q = table.modulus();
-                fill(round, q.value(), rng, x, c0, at, ag);
+                fill(round, q.value(), P::T, rng, x, c0, at, ag);
                 at2.copy_from_slice(at);
                 ag2.copy_from_slice(ag);
-                behz::accumulate_scalar(q, lc, i, x, c0, at, ag);
-                ok &= behz::accumulate(q, lc, i, x, c0, at2, ag2).is_ok();
+                behz::accumulate_scalar(q, tm, lc, i, x, c0, at, ag);
+                ok &= behz::accumulate::<P>(q, lc, i, x, c0, at2, ag2).is_ok();
                 ok &= first_mismatch(at, at2).is_none() && first_mismatch(ag, ag2).is_none();
                 inputs += N;
             }
             // finish on fresh inputs in range (acc_t < t, acc_γ any word).
-            fill(round, 2, rng, x, c0, at, ag);
+            fill(round, 2, P::T, rng, x, c0, at, ag);
             at2.copy_from_slice(at);
-            behz::finish_scalar(lc, at, ag);
-            ok &= behz::finish(lc, at2, ag).is_ok();
+            behz::finish_scalar(tm, lc, at, ag);
+            ok &= behz::finish::<P>(lc, at2, ag).is_ok();
             ok &= first_mismatch(at, at2).is_none();
             inputs += N;
         }
@@ -104,17 +107,18 @@ pub fn ablation(bufs: &mut [[u32; N]; 4]) {
         return;
     };
     let q = Zeppelin4096::ntt_tables()[0].modulus();
-    fill(2, q.value(), &mut rng, x, c0, at, ag);
+    let (t, tm) = (Zeppelin4096::T, &Zeppelin4096::plain().modulus);
+    fill(2, q.value(), t, &mut rng, x, c0, at, ag);
     // Repeated accumulation keeps acc_t < t and acc_γ in range, so every run is valid.
-    let sa = median_instructions(|| behz::accumulate_scalar(q, lc, 0, x, c0, at, ag));
+    let sa = median_instructions(|| behz::accumulate_scalar(q, tm, lc, 0, x, c0, at, ag));
     let ma = median_instructions(|| {
-        let _ = behz::accumulate(q, lc, 0, x, c0, at, ag);
+        let _ = behz::accumulate::<Zeppelin4096>(q, lc, 0, x, c0, at, ag);
     });
-    fill(2, 2, &mut rng, x, c0, at, ag);
+    fill(2, 2, t, &mut rng, x, c0, at, ag);
     // finish leaves acc_t < t, so it can run again on its own output.
-    let sf = median_instructions(|| behz::finish_scalar(lc, at, ag));
+    let sf = median_instructions(|| behz::finish_scalar(tm, lc, at, ag));
     let mf = median_instructions(|| {
-        let _ = behz::finish(lc, at, ag);
+        let _ = behz::finish::<Zeppelin4096>(lc, at, ag);
     });
     hprintln!(
         "TABLE | behz accumulate n=4096 (one prime) | scalar {} | mve {} | {:.2}x |",

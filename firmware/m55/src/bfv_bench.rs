@@ -7,10 +7,10 @@ use crate::meter::{median_instructions, stack_bytes, RUNS};
 use crate::table_aes::TableAesCtr128;
 use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
-use zeppelin::params::Params;
+use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
-    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, PublicKey, PublicSeed,
-    SecretKey, SecretSeed, SeededCiphertext, Workspace, N,
+    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext, PublicKey,
+    PublicSeed, SecretKey, SecretSeed, SeededCiphertext, Workspace,
 };
 
 /// Everything one preset's client works on, in one `static`.
@@ -20,10 +20,10 @@ pub struct Objects<P: Params> {
     pub ct: Ciphertext<P>,
     pub ct_pub: Ciphertext<P>,
     pub sct: SeededCiphertext<P>,
-    pub ws: Workspace,
-    pub slots: [u32; N],
-    pub plain: [u32; N],
-    pub out: [u32; N],
+    pub ws: Workspace<P>,
+    pub slots: P::Poly,
+    pub plain: Plaintext<P>,
+    pub out: P::Poly,
 }
 
 impl<P: Params> Objects<P> {
@@ -36,9 +36,9 @@ impl<P: Params> Objects<P> {
             ct_pub: Ciphertext::zeroed(),
             sct: SeededCiphertext::zeroed(),
             ws: Workspace::zeroed(),
-            slots: [0; N],
-            plain: [0; N],
-            out: [0; N],
+            slots: P::Poly::ZERO,
+            plain: Plaintext::zeroed(),
+            out: P::Poly::ZERO,
         }
     }
 }
@@ -59,7 +59,7 @@ fn seeds() -> EncryptionSeeds {
 // ----- the operations, generic over the two keystreams ---------------------------------
 
 fn op_encode<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
-    encoder::encode(&o.slots, &mut o.plain)
+    encoder::encode(o.slots.as_ref(), &mut o.plain)
 }
 
 fn op_keygen<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
@@ -106,14 +106,14 @@ fn op_decrypt_decode<P: Params, A: Keystream, E: Keystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt(&o.sk, &o.ct, &mut o.plain, &mut o.ws)?;
-    encoder::decode(&o.plain, &mut o.out)
+    encoder::decode(&o.plain, o.out.as_mut())
 }
 
 fn op_decrypt_seeded_decode<P: Params, A: Keystream, E: Keystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;
-    encoder::decode(&o.plain, &mut o.out)
+    encoder::decode(&o.plain, o.out.as_mut())
 }
 
 // ----- digests: equal outputs across keystream variants --------------------------------
@@ -139,8 +139,8 @@ fn digest<P: Params>(o: &Objects<P>) -> u64 {
     h = fnv(h, o.ct_pub.c0());
     h = fnv(h, o.ct_pub.c1());
     h = fnv(h, o.sct.c0());
-    h = fnv(h, &o.plain);
-    fnv(h, &o.out)
+    h = fnv(h, o.plain.coeffs());
+    fnv(h, o.out.as_ref())
 }
 
 /// One row of the table.
@@ -220,10 +220,10 @@ macro_rules! variants {
 /// Runs the whole client for preset `P` with checks, and returns the measurement rows.
 pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
     let mut rng = crate::harness::TestRng::new(0x5107);
-    for s in o.slots.iter_mut() {
-        *s = rng.below(zeppelin::T);
+    for s in o.slots.as_mut().iter_mut() {
+        *s = rng.below(P::T);
     }
-    let expected = o.slots;
+    let expected = o.slots.clone();
     let rows = [
         measure(h, o, "encode", variants!(op_encode, P)),
         measure(h, o, "keygen (secret key)", variants!(op_keygen, P)),
@@ -254,30 +254,31 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
     let r = op_decrypt_decode::<P, AesCtr128, AesCtr128>(o);
     h.check(
         "round trip: classic symmetric",
-        r.is_ok() && o.out == expected,
+        r.is_ok() && o.out.as_ref() == expected.as_ref(),
         format_args!("{r:?}"),
     );
     let r = op_decrypt_seeded_decode::<P, AesCtr128, AesCtr128>(o);
     h.check(
         "round trip: seeded",
-        r.is_ok() && o.out == expected,
+        r.is_ok() && o.out.as_ref() == expected.as_ref(),
         format_args!("{r:?}"),
     );
     let r = Bfv::<P>::decrypt(&o.sk, &o.ct_pub, &mut o.plain, &mut o.ws)
-        .and_then(|_| encoder::decode(&o.plain, &mut o.out));
+        .and_then(|_| encoder::decode(&o.plain, o.out.as_mut()));
     h.check(
         "round trip: public key",
-        r.is_ok() && o.out == expected,
+        r.is_ok() && o.out.as_ref() == expected.as_ref(),
         format_args!("{r:?}"),
     );
     rows
 }
 
-pub fn print_table(preset: &str, k: usize, rows: &[Row]) {
+pub fn print_table<P: Params>(preset: &str, rows: &[Row]) {
     hprintln!(
-        "TABLE BFV client, preset {} (n = 4096, {} data primes): instructions retired (QEMU -icount shift=0), median of {} runs",
+        "TABLE BFV client, preset {} (n = {}, {} data primes): instructions retired (QEMU -icount shift=0), median of {} runs",
         preset,
-        k,
+        P::N,
+        P::K,
         RUNS
     );
     hprintln!("TABLE | operation | software AES-CTR (both streams) | table AES public stream | keystream excluded | public / secret keystream bytes | stack bytes (software AES / table AES / excluded) |");

@@ -8,20 +8,20 @@
 //! zero, so it goes to `.bss` and costs no flash.
 
 use cortex_m_semihosting::{debug, hprintln};
-use zeppelin::params::Params;
+use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, PublicKey, PublicSeed, SecretKey, SecretSeed,
-    SeededCiphertext, Workspace, N,
+    encoder, Bfv, Ciphertext, EncryptionSeeds, Plaintext, PublicKey, PublicSeed, SecretKey,
+    SecretSeed, SeededCiphertext, Workspace,
 };
 
 /// What the symmetric (seeded) client keeps: key, workspace, one seeded ciphertext, slots
 /// and plaintext.
 pub struct Symmetric<P: Params> {
     sk: SecretKey<P>,
-    ws: Workspace,
+    ws: Workspace<P>,
     ct: SeededCiphertext<P>,
-    slots: [u32; N],
-    plain: [u32; N],
+    slots: P::Poly,
+    plain: Plaintext<P>,
 }
 
 impl<P: Params> Symmetric<P> {
@@ -31,8 +31,8 @@ impl<P: Params> Symmetric<P> {
             sk: SecretKey::zeroed(),
             ws: Workspace::zeroed(),
             ct: SeededCiphertext::zeroed(),
-            slots: [0; N],
-            plain: [0; N],
+            slots: P::Poly::ZERO,
+            plain: Plaintext::zeroed(),
         }
     }
 }
@@ -42,10 +42,10 @@ impl<P: Params> Symmetric<P> {
 pub struct Public<P: Params> {
     sk: SecretKey<P>,
     pk: PublicKey<P>,
-    ws: Workspace,
+    ws: Workspace<P>,
     ct: Ciphertext<P>,
-    slots: [u32; N],
-    plain: [u32; N],
+    slots: P::Poly,
+    plain: Plaintext<P>,
 }
 
 impl<P: Params> Public<P> {
@@ -56,8 +56,8 @@ impl<P: Params> Public<P> {
             pk: PublicKey::zeroed(),
             ws: Workspace::zeroed(),
             ct: Ciphertext::zeroed(),
-            slots: [0; N],
-            plain: [0; N],
+            slots: P::Poly::ZERO,
+            plain: Plaintext::zeroed(),
         }
     }
 }
@@ -73,34 +73,41 @@ fn finish(ok: bool, what: &str) -> ! {
     loop {}
 }
 
-fn fill_slots(slots: &mut [u32; N]) {
+/// The test reading of slot `i` (no copy of the slots is kept: the stack stays the client's).
+fn reading<P: Params>(i: usize) -> u32 {
+    (i as u32).wrapping_mul(40_503) % P::T
+}
+
+fn fill_slots<P: Params>(slots: &mut [u32]) {
     for (i, s) in slots.iter_mut().enumerate() {
-        *s = (i as u32).wrapping_mul(40_503) % zeppelin::T;
+        *s = reading::<P>(i);
     }
+}
+
+fn slots_are_readings<P: Params>(slots: &[u32]) -> bool {
+    slots.iter().enumerate().all(|(i, &s)| s == reading::<P>(i))
 }
 
 /// Key generation, encode, seeded encryption, then decryption + decode of it.
 pub fn run_symmetric<P: Params>(c: &mut Symmetric<P>, name: &str) -> ! {
-    fill_slots(&mut c.slots);
-    let expected = c.slots;
+    fill_slots::<P>(c.slots.as_mut());
     let seeds = EncryptionSeeds {
         a: PublicSeed([0x5a; 32]),
         e: SecretSeed::from_bytes([0xa5; 32]),
     };
     let r = Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([7; 32]), &mut c.sk)
-        .and_then(|_| encoder::encode(&c.slots, &mut c.plain))
+        .and_then(|_| encoder::encode(c.slots.as_ref(), &mut c.plain))
         .and_then(|_| {
             Bfv::<P>::encrypt_seeded_with(&c.sk, &c.plain, &seeds, P::K, &mut c.ct, &mut c.ws)
         })
         .and_then(|_| Bfv::<P>::decrypt_seeded(&c.sk, &c.ct, &mut c.plain, &mut c.ws))
-        .and_then(|_| encoder::decode(&c.plain, &mut c.slots));
-    finish(r.is_ok() && c.slots == expected, name)
+        .and_then(|_| encoder::decode(&c.plain, c.slots.as_mut()));
+    finish(r.is_ok() && slots_are_readings::<P>(c.slots.as_ref()), name)
 }
 
 /// Key generation (secret and public), encode, public-key encryption, decryption + decode.
 pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
-    fill_slots(&mut c.slots);
-    let expected = c.slots;
+    fill_slots::<P>(c.slots.as_mut());
     let r = Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([7; 32]), &mut c.sk)
         .and_then(|_| {
             Bfv::<P>::generate_public_key_with(
@@ -111,7 +118,7 @@ pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
                 &mut c.ws,
             )
         })
-        .and_then(|_| encoder::encode(&c.slots, &mut c.plain))
+        .and_then(|_| encoder::encode(c.slots.as_ref(), &mut c.plain))
         .and_then(|_| {
             Bfv::<P>::encrypt_public_with(
                 &c.pk,
@@ -123,8 +130,8 @@ pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
             )
         })
         .and_then(|_| Bfv::<P>::decrypt(&c.sk, &c.ct, &mut c.plain, &mut c.ws))
-        .and_then(|_| encoder::decode(&c.plain, &mut c.slots));
-    finish(r.is_ok() && c.slots == expected, name)
+        .and_then(|_| encoder::decode(&c.plain, c.slots.as_mut()));
+    finish(r.is_ok() && slots_are_readings::<P>(c.slots.as_ref()), name)
 }
 
 #[panic_handler]

@@ -79,9 +79,9 @@ fn main() -> ! {
     };
     kat::run_all(&mut h, seal, zep);
     let rows = bfv_bench::run(&mut h, seal);
-    bfv_bench::print_table("Seal4096", 3, &rows);
+    bfv_bench::print_table::<Seal4096>("Seal4096", &rows);
     let rows = bfv_bench::run(&mut h, zep);
-    bfv_bench::print_table("Zeppelin4096", 4, &rows);
+    bfv_bench::print_table::<Zeppelin4096>("Zeppelin4096", &rows);
 
     hprintln!("RESULT {} passed, {} failed", h.passed, h.failed);
     h.exit()
