@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::keys::{check_bytes, check_rows, read_words, write_words};
 use crate::params::{Params, RnsStorage};
 use crate::prng::{PublicSeed, SEED_BYTES};
+use crate::rows::CoeffRows;
 
 /// Checks that `level` is in `1..=K`.
 pub(crate) fn check_level<P: Params>(level: usize) -> Result<(), Error> {
@@ -44,14 +45,14 @@ impl<P: Params> Ciphertext<P> {
         self.level
     }
 
-    /// `c0`: `L·n` residues, prime-major.
-    pub fn c0(&self) -> &[u32] {
-        &self.c0.as_ref()[..self.level * P::N]
+    /// `c0`: `L·n` residues, prime-major, coefficient form.
+    pub fn c0(&self) -> CoeffRows<'_> {
+        CoeffRows::new(&self.c0.as_ref()[..self.level * P::N])
     }
 
-    /// `c1`: `L·n` residues, prime-major.
-    pub fn c1(&self) -> &[u32] {
-        &self.c1.as_ref()[..self.level * P::N]
+    /// `c1`: `L·n` residues, prime-major, coefficient form.
+    pub fn c1(&self) -> CoeffRows<'_> {
+        CoeffRows::new(&self.c1.as_ref()[..self.level * P::N])
     }
 
     /// Sets the level and returns `(c0, c1)` for filling in place (for example by a parser).
@@ -65,15 +66,20 @@ impl<P: Params> Ciphertext<P> {
         ))
     }
 
-    /// Sets the ciphertext from rows at `level`, checking every residue. On error the
-    /// ciphertext is unchanged.
-    pub fn set_rows(&mut self, level: usize, c0: &[u32], c1: &[u32]) -> Result<(), Error> {
+    /// Sets the ciphertext from coefficient-form rows at `level`, checking every residue. On
+    /// error the ciphertext is unchanged.
+    pub fn set_rows(
+        &mut self,
+        level: usize,
+        c0: CoeffRows<'_>,
+        c1: CoeffRows<'_>,
+    ) -> Result<(), Error> {
         check_level::<P>(level)?;
-        check_rows::<P>(level, c0, 0)?;
-        check_rows::<P>(level, c1, 1)?;
+        check_rows::<P>(level, &c0, 0)?;
+        check_rows::<P>(level, &c1, 1)?;
         let (d0, d1) = self.rows_mut(level)?;
-        d0.copy_from_slice(c0);
-        d1.copy_from_slice(c1);
+        d0.copy_from_slice(&c0);
+        d1.copy_from_slice(&c1);
         Ok(())
     }
 
@@ -92,8 +98,8 @@ impl<P: Params> Ciphertext<P> {
             .get_mut(..len)
             .ok_or(Error::BufferTooSmall { needed: len, found })?;
         let (a, b) = out.split_at_mut(len / 2);
-        write_words(self.c0(), a);
-        write_words(self.c1(), b);
+        write_words(&self.c0(), a);
+        write_words(&self.c1(), b);
         Ok(len)
     }
 
@@ -145,9 +151,9 @@ impl<P: Params> SeededCiphertext<P> {
         self.level
     }
 
-    /// `c0`: `L·n` residues, prime-major.
-    pub fn c0(&self) -> &[u32] {
-        &self.c0.as_ref()[..self.level * P::N]
+    /// `c0`: `L·n` residues, prime-major, coefficient form.
+    pub fn c0(&self) -> CoeffRows<'_> {
+        CoeffRows::new(&self.c0.as_ref()[..self.level * P::N])
     }
 
     /// The public seed of `c1`.
@@ -178,7 +184,7 @@ impl<P: Params> SeededCiphertext<P> {
             .get_mut(..len)
             .ok_or(Error::BufferTooSmall { needed: len, found })?;
         let (a, b) = out.split_at_mut(len - SEED_BYTES);
-        write_words(self.c0(), a);
+        write_words(&self.c0(), a);
         b.copy_from_slice(&self.seed.0);
         Ok(len)
     }

@@ -3,6 +3,7 @@
 use crate::error::Error;
 use crate::params::{Params, RnsStorage, SmallStorage};
 use crate::prng::PublicSeed;
+use crate::rows::NttRows;
 use crate::sampler::lift_small;
 use zeppelin_ring::{Ntt, NttBackend};
 use zeroize::Zeroize;
@@ -65,13 +66,16 @@ impl<P: Params> SecretKey<P> {
 
     /// `ŝ` for all data primes: `K·n` residues, prime-major, NTT form (normal, not
     /// Montgomery, form; each `< q_i`).
-    pub fn ntt_residues(&self) -> &[u32] {
-        self.ntt.as_ref()
+    pub fn ntt_residues(&self) -> NttRows<'_> {
+        NttRows::new(self.ntt.as_ref())
     }
 
     /// `ŝ` modulo data prime `i` (`n` residues), or `None` if `i >= K`.
-    pub fn ntt_row(&self, i: usize) -> Option<&[u32]> {
-        self.ntt.as_ref().get(i * P::N..(i + 1) * P::N)
+    pub fn ntt_row(&self, i: usize) -> Option<NttRows<'_>> {
+        self.ntt
+            .as_ref()
+            .get(i * P::N..(i + 1) * P::N)
+            .map(NttRows::new)
     }
 
     /// Sets the key to `s = coeffs` (`n` values in `{-1, 0, 1}`, weight in
@@ -219,13 +223,13 @@ impl<P: Params> PublicKey<P> {
     }
 
     /// `p̂0` (NTT form, `K·n` residues, prime-major).
-    pub fn p0(&self) -> &[u32] {
-        self.p0.as_ref()
+    pub fn p0(&self) -> NttRows<'_> {
+        NttRows::new(self.p0.as_ref())
     }
 
     /// `p̂1 = â` (NTT form, `K·n` residues, prime-major).
-    pub fn p1(&self) -> &[u32] {
-        self.p1.as_ref()
+    pub fn p1(&self) -> NttRows<'_> {
+        NttRows::new(self.p1.as_ref())
     }
 
     /// The public seed `p̂1` was expanded from, if the key was generated here.
@@ -247,13 +251,13 @@ impl<P: Params> PublicKey<P> {
     /// `PublicKey`). Each slice holds `K·n` residues, each below its prime, and no row may
     /// have more than [`Self::MAX_SMALL_PER_ROW`] residues within `2^12` of 0 (a degenerate
     /// key). On error the key is unchanged.
-    pub fn set_ntt_rows(&mut self, p0: &[u32], p1: &[u32]) -> Result<(), Error> {
-        check_rows::<P>(P::K, p0, 0)?;
-        check_rows::<P>(P::K, p1, 1)?;
-        check_not_degenerate::<P>(p0, 0)?;
-        check_not_degenerate::<P>(p1, 1)?;
-        self.p0.as_mut().copy_from_slice(p0);
-        self.p1.as_mut().copy_from_slice(p1);
+    pub fn set_ntt_rows(&mut self, p0: NttRows<'_>, p1: NttRows<'_>) -> Result<(), Error> {
+        check_rows::<P>(P::K, &p0, 0)?;
+        check_rows::<P>(P::K, &p1, 1)?;
+        check_not_degenerate::<P>(&p0, 0)?;
+        check_not_degenerate::<P>(&p1, 1)?;
+        self.p0.as_mut().copy_from_slice(&p0);
+        self.p1.as_mut().copy_from_slice(&p1);
         self.seed = None;
         self.set = true;
         Ok(())

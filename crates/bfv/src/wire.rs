@@ -109,8 +109,8 @@ pub fn write_full<P: Params>(ct: &Ciphertext<P>, out: &mut [u8]) -> Result<usize
     let len = full_len::<P>(level);
     let out = take(out, len)?;
     let at = put_prefix::<P>(out, len, parms_id, level, 2 * level * P::N);
-    let at = put_words(out, at, ct.c0());
-    put_words(out, at, ct.c1());
+    let at = put_words(out, at, &ct.c0());
+    put_words(out, at, &ct.c1());
     Ok(len)
 }
 
@@ -124,7 +124,7 @@ pub fn write_seeded<P: Params>(
     let len = seeded_len::<P>(level);
     let out = take(out, len)?;
     let at = put_prefix::<P>(out, len, parms_id, level, level * P::N);
-    let at = put_words(out, at, ct.c0());
+    let at = put_words(out, at, &ct.c0());
     put_header(&mut out[at..], PRNG_INFO);
     out[at + HEADER] = AES_CTR_PRNG_TYPE;
     let seed_at = at + HEADER + 1;

@@ -19,8 +19,8 @@ use num_traits::{ToPrimitive, Zero};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, Params, Plaintext, PublicKey, PublicSeed, Seal4096,
-    Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
+    encoder, Bfv, Ciphertext, CoeffRows, EncryptionSeeds, Params, Plaintext, PublicKey, PublicSeed,
+    Seal4096, Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
 };
 
 const CIPHERTEXTS_PER_LEVEL: usize = 4;
@@ -123,7 +123,15 @@ fn constructed_cases<P: Params>(seed: u64) -> usize {
                 expected[j] = exact_round::<P>(&x, level);
                 must_equal[j] = m;
             }
-            Bfv::<P>::decrypt_rows(&sk, level, &c0, &c1, &mut plain, &mut ws).unwrap();
+            Bfv::<P>::decrypt_rows(
+                &sk,
+                level,
+                CoeffRows::new(&c0),
+                CoeffRows::new(&c1),
+                &mut plain,
+                &mut ws,
+            )
+            .unwrap();
             for j in 0..n {
                 assert_eq!(
                     plain.coeffs()[j],
@@ -187,7 +195,7 @@ fn real_ciphertext_cases<P: Params>(seed: u64) -> usize {
                     .unwrap(),
             }
             assert_eq!(ct.level(), level);
-            let x_rows = schoolbook_x::<P>(level, ct.c0(), ct.c1(), sk.ternary());
+            let x_rows = schoolbook_x::<P>(level, &ct.c0(), &ct.c1(), sk.ternary());
             Bfv::<P>::decrypt(&sk, &ct, &mut out, &mut ws).unwrap();
             // See tests/roundtrip.rs: only the public-key path at level 1 may have no noise
             // budget; there decryption must still equal the exact rounding.

@@ -96,7 +96,7 @@ fn kat_objects<P: Params>() -> Vec<(&'static str, Vec<u8>)> {
     public.write_bytes(&mut pub_bytes).unwrap();
     vec![
         ("sk.bin", sk_bytes),
-        ("sk_ntt.bin", words(sk.ntt_residues())),
+        ("sk_ntt.bin", words(&sk.ntt_residues())),
         ("pk.bin", pk_bytes),
         ("ct_seeded.bin", seeded_bytes),
         ("ct_symmetric.bin", sym_bytes),

@@ -13,8 +13,9 @@ use common::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, Error, Params, Plaintext, PublicKey, PublicSeed,
-    Seal4096, Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
+    encoder, Bfv, Ciphertext, CoeffRows, EncryptionSeeds, Error, NttRows, Params, Plaintext,
+    PublicKey, PublicSeed, Seal4096, Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace,
+    Zeppelin4096,
 };
 
 struct Client<P: Params> {
@@ -67,7 +68,7 @@ fn roundtrip_every_level<P: Params>(seed: u64) -> [u32; 3] {
             }
             let mut x_rows = vec![0u32; level * P::N];
             let budget = Bfv::<P>::noise_budget(&sk, &ct, &mut x_rows, &mut ws).unwrap();
-            let exact = schoolbook_x::<P>(level, ct.c0(), ct.c1(), sk.ternary());
+            let exact = schoolbook_x::<P>(level, &ct.c0(), &ct.c1(), sk.ternary());
             assert_eq!(
                 x_rows, exact,
                 "X residues differ from the schoolbook product"
@@ -171,7 +172,7 @@ fn bad_input_gets_typed_errors_and_leaves_outputs_alone() {
     let mut c1 = ct.c1().to_vec();
     c1[n + 5] = Seal4096::DATA_PRIMES[1];
     assert_eq!(
-        Bfv::<Seal4096>::decrypt_rows(&sk, 3, ct.c0(), &c1, &mut out, &mut ws),
+        Bfv::<Seal4096>::decrypt_rows(&sk, 3, ct.c0(), CoeffRows::new(&c1), &mut out, &mut ws),
         Err(Error::CoefficientOutOfRange {
             poly: 1,
             prime: 1,
@@ -403,7 +404,14 @@ fn random_outside_data_never_panics() {
                 }
             })
             .collect();
-        match Bfv::<Zeppelin4096>::decrypt_rows(&sk, level, &words, &words, &mut out, &mut ws) {
+        match Bfv::<Zeppelin4096>::decrypt_rows(
+            &sk,
+            level,
+            CoeffRows::new(&words),
+            CoeffRows::new(&words),
+            &mut out,
+            &mut ws,
+        ) {
             Ok(()) => outcomes[0] += 1,
             Err(_) => outcomes[1] += 1,
         }
@@ -468,7 +476,7 @@ fn empty_and_degenerate_keys_are_refused() {
     let zeros = vec![0u32; k_n];
     let mut pk3 = Box::new(PublicKey::<P>::zeroed());
     assert_eq!(
-        pk3.set_ntt_rows(&zeros, &zeros),
+        pk3.set_ntt_rows(NttRows::new(&zeros), NttRows::new(&zeros)),
         Err(Error::PublicKeyDegenerate {
             poly: 0,
             prime: 0,
@@ -483,11 +491,11 @@ fn empty_and_degenerate_keys_are_refused() {
         })
         .collect();
     assert!(matches!(
-        pk3.set_ntt_rows(&minus_e, pk.p1()),
+        pk3.set_ntt_rows(NttRows::new(&minus_e), pk.p1()),
         Err(Error::PublicKeyDegenerate { poly: 0, .. })
     ));
     assert!(matches!(
-        pk3.set_ntt_rows(pk.p0(), &zeros),
+        pk3.set_ntt_rows(pk.p0(), NttRows::new(&zeros)),
         Err(Error::PublicKeyDegenerate { poly: 1, .. })
     ));
     assert!(!pk3.is_set());
