@@ -750,6 +750,7 @@ pub fn secret_key_from_seal<P: SealPreset>(
             },
         ));
     }
+    check_residues(&sk.data, &key_level.coeff_modulus, n, "SecretKey")?;
     let q0 = key_level.coeff_modulus.first().copied().unwrap_or(0);
     let mut row = sk.data.get(..n).unwrap_or_default().to_vec();
     let recovered = recover_ternary(&RnsNtt::new(&[q0], n)?, q0, &mut row);

@@ -1,7 +1,10 @@
 //! The device ⇄ SEAL bridge (`zeppelin_seal::device`) without Python: the device's wire forms
 //! against this crate's SEAL writer and parms_id (which `seal_python.rs` checks byte for byte
 //! against SEAL), the form recognition of `read_any`, and the refusals of every conversion.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "helpers outside #[test] functions are test code too (clippy.toml covers only #[test] functions)"
+)]
 
 use zeppelin::wire::{
     full_len, is_seeded_form, parms_id, read_full, read_seeded, seeded_len, write_full,

@@ -3,7 +3,11 @@
 //! The SEAL side runs in Python: `SEAL_PYTHON` names the interpreter; otherwise the repository's
 //! `.venv/bin/python` or `/tmp/sealvenv/bin/python` is used. The tests fail (they do not skip)
 //! when none of them can `import seal`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "helpers outside #[test] functions are test code too (clippy.toml covers only #[test] functions)"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
