@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use zeppelin_seal::SealError;
 
 use crate::evalmult::EvalmultError;
+use crate::rblwe::RblweError;
 
 /// Result of a subcommand.
 pub type CliResult<T> = Result<T, CliError>;
@@ -241,9 +242,9 @@ pub enum CliError {
     /// `zeppelin evalmult` failed.
     #[error(transparent)]
     Evalmult(#[from] EvalmultError),
-    /// `zeppelin rblwe` failed (its one-line message).
-    #[error("{0}")]
-    Rblwe(String),
+    /// `zeppelin rblwe` failed.
+    #[error(transparent)]
+    Rblwe(#[from] RblweError),
 }
 
 impl CliError {

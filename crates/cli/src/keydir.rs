@@ -262,3 +262,30 @@ impl<'a> KeyDir<'a> {
         Ok(pk)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_files_are_owner_only_and_replace_what_was_there() {
+        let dir = std::env::temp_dir().join(format!("zeppelin-keydir-test-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.key");
+        write(&path, b"old, world-readable").unwrap();
+        write_secret(&path, b"secret").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"secret");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert!(!dir.join("s.key.tmp").exists());
+        // A directory that does not exist: an error naming the file, nothing left behind.
+        let missing = dir.join("missing").join("s.key");
+        let err = write_secret(&missing, b"x").unwrap_err().to_string();
+        assert!(err.contains("s.key.tmp"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -71,7 +71,7 @@ fn main() -> ExitCode {
         Command::Keys(a) => keys::run(&a),
         Command::Demo(a) => demo::run(&a),
         Command::Evalmult(a) => evalmult::run(a).map_err(CliError::from),
-        Command::Rblwe(a) => rblwe::run(a).map_err(CliError::Rblwe),
+        Command::Rblwe(a) => rblwe::run(a).map_err(CliError::from),
         Command::Bench(a) => bench::run(&a),
     };
     match result {

@@ -119,3 +119,24 @@ impl ValueEnum for PresetId {
         Some(PossibleValue::new(self.name()).help(self.describe()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_presets_own_and_map_back() {
+        assert_eq!(PresetId::Seal4096.name(), zeppelin::Seal4096::NAME);
+        assert_eq!(PresetId::Zeppelin4096.name(), zeppelin::Zeppelin4096::NAME);
+        for &p in PresetId::ALL {
+            assert_eq!(PresetId::from_name(p.name()), Some(p));
+            let value = p.to_possible_value().unwrap();
+            assert_eq!(value.get_name(), p.name());
+        }
+        assert_eq!(PresetId::from_name("seal8192x"), None);
+        assert_eq!(
+            PresetId::from_name(DEFAULT_PRESET),
+            Some(PresetId::Seal4096)
+        );
+    }
+}
