@@ -9,11 +9,14 @@
 (e) ciphertexts written here in SEAL's own seeded form (blake2xb, shake256) load and decrypt in
     SEAL, so our expansion of SEAL's generators equals SEAL's.
 Also: the seeded device form is at most 51 % of the full ciphertext, every compression
-decrypts here, and bad input gets a non-zero exit with one error line.
+decrypts here, bad input gets a non-zero exit with one error line, and SEAL ciphertexts that
+do not fit the device preset (other primes, size 3, other parameters in DIR) are refused, not
+decrypted to garbage.
 """
 
 import subprocess
 
+import numpy
 import pytest
 import seal
 
@@ -251,6 +254,54 @@ def test_bad_input_gets_one_error_line_and_nonzero_exit(seal_keys, tmp_path):
     # Usage errors are clap's (exit 2), not crashes.
     proc = subprocess.run([zeppelin_bin(), "encrypt", "--dir", str(d)], capture_output=True)
     assert proc.returncode == 2
+
+
+def seal_context(primes):
+    parms = seal.EncryptionParameters(seal.scheme_type.bfv)
+    parms.set_poly_modulus_degree(N)
+    parms.set_coeff_modulus([seal.Modulus(q) for q in primes])
+    parms.set_plain_modulus(T)
+    ctx = seal.SEALContext(parms)
+    assert ctx.parameters_set(), ctx.parameter_error_message()
+    return parms, ctx
+
+
+def test_seal_ciphertexts_that_do_not_fit_the_preset_are_refused(seal_keys, copy_keys, tmp_path):
+    keys = seal_keys
+    primes = [134176769, 134111233, 134012929, 268369921]
+    # Same degree, same level, same plain modulus: only the third data prime differs.
+    other = primes[:2] + [133963777] + primes[3:]
+    parms, ctx = seal_context(other)
+    encoder = seal.BatchEncoder(ctx)
+    sk = seal.KeyGenerator(ctx).secret_key()
+    plain = encoder.encode(numpy.array(random_values("other"), dtype=numpy.uint64))
+    ct = seal.Encryptor(ctx, sk).encrypt_symmetric(plain)
+    assert ct.coeff_modulus_size() == 3
+    path = tmp_path / "other_primes.seal"
+    ct.save(str(path))
+    proc = run("decrypt", "--dir", keys.dir, "--in", path, ok=False)
+    assert proc.stdout == ""
+    assert "unknown parms_id" in proc.stderr, proc.stderr
+
+    # A product of two ciphertexts (size 3) must be relinearized first.
+    values = random_values("size3")
+    mine = keys.load_ct(keys.adapt(keys.encrypt_here(values, "symmetric", "size3"), "size3"))
+    product = keys.evaluator.multiply(mine, mine)
+    assert product.size() == 3
+    proc = run("decrypt", "--dir", keys.dir, "--in", keys.save_ct(product, "size3_ct.seal"), ok=False)
+    assert "does not fit the device preset seal4096" in proc.stderr, proc.stderr
+    assert "relinearize first" in proc.stderr, proc.stderr
+
+    # A key directory whose params.seal is not the preset's SEAL parameters.
+    changed = copy_keys(keys)
+    parms.save(str(changed.path("params.seal")))
+    proc = run("decrypt", "--dir", changed.dir, "--in", keys.path("size3.bin"), ok=False)
+    assert "EncryptionParameters does not fit the device preset seal4096" in proc.stderr
+    run("adapt", "--dir", changed.dir, "--in", keys.path("size3.bin"), "--out", tmp_path / "o", ok=False)
+
+    # adapt reads the device's forms only, not SEAL's compressed ciphertexts.
+    zstd = keys.adapt(keys.path("size3.bin"), "size3_zstd", compress="zstd")
+    run("adapt", "--dir", keys.dir, "--in", zstd, "--out", tmp_path / "o2", ok=False)
 
 
 def test_demo_runs(tmp_path):

@@ -12,17 +12,20 @@ use clap::Args;
 use rand_core::{OsRng, RngCore};
 
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, Params, PublicKey, Seal4096, SecretKey, SecretSeed,
-    SeededCiphertext, Workspace, Zeppelin4096, N, T,
+    encoder, Bfv, Ciphertext, EncryptionSeeds, PublicKey, SecretKey, SecretSeed, SeededCiphertext,
+    Workspace,
 };
+use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 
-use crate::{device_wire, read_device, CliResult, Context, Preset};
+use crate::error::{CliError, CliResult, Operation};
+use crate::preset::{degree, plain_modulus, zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
+/// Arguments of `zeppelin bench`.
 #[derive(Args)]
 pub struct BenchArgs {
     /// Parameter preset of the device.
-    #[arg(long, value_enum, default_value = "seal4096")]
-    preset: Preset,
+    #[arg(long, value_enum, default_value = DEFAULT_PRESET)]
+    preset: PresetId,
     /// Timed runs per operation; the median is reported.
     #[arg(long, default_value_t = 101, value_parser = clap::value_parser!(u32).range(1..))]
     runs: u32,
@@ -44,11 +47,16 @@ pub const OPERATIONS: [(&str, &str); 6] = [
     ),
 ];
 
+/// Runs `zeppelin bench`.
 pub fn run(a: &BenchArgs) -> CliResult<()> {
-    let medians = match a.preset {
-        Preset::Seal4096 => bench::<Seal4096>(a.runs as usize)?,
-        Preset::Zeppelin4096 => bench::<Zeppelin4096>(a.runs as usize)?,
-    };
+    struct Bench(usize);
+    impl PresetFn for Bench {
+        type Output = CliResult<([f64; OPERATIONS.len()], usize, u32)>;
+        fn call<P: SealPreset>(self) -> Self::Output {
+            Ok((bench::<P>(self.0)?, degree::<P>(), plain_modulus::<P>()))
+        }
+    }
+    let (medians, n, t) = a.preset.run(Bench(a.runs as usize))?;
     if a.json {
         let ops: Vec<String> = OPERATIONS
             .iter()
@@ -63,7 +71,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
         );
     } else {
         println!(
-            "zeppelin bench: preset {}, n = {N}, t = {T}, medians of {} runs on this host",
+            "zeppelin bench: preset {}, n = {n}, t = {t}, medians of {} runs on this host",
             a.preset.name(),
             a.runs
         );
@@ -89,66 +97,69 @@ fn median_us(runs: usize, mut op: impl FnMut() -> CliResult<()>) -> CliResult<f6
 }
 
 /// Medians in the order of [`OPERATIONS`].
-fn bench<P: Params>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
-    let mut slots = Box::new([0u32; N]);
+fn bench<P: SealPreset>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
+    let mut slots = zero_slots();
     for s in slots.iter_mut() {
-        *s = OsRng.next_u32() % T;
+        *s = OsRng.next_u32() % plain_modulus::<P>();
     }
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
     let mut ws = Box::new(Workspace::zeroed());
-    Bfv::<P>::generate_secret_key(&mut OsRng, &mut sk).ctx("secret key generation")?;
+    Bfv::<P>::generate_secret_key(&mut OsRng, &mut sk)
+        .map_err(CliError::device(Operation::SecretKeyGeneration))?;
     Bfv::<P>::generate_public_key(&sk, &mut OsRng, &mut pk, &mut ws)
-        .ctx("public key generation")?;
+        .map_err(CliError::device(Operation::PublicKeyGeneration))?;
 
-    let mut plain = Box::new([0u32; N]);
+    let mut plain = zero_slots();
     let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
     let mut full = Box::new(Ciphertext::<P>::zeroed());
 
     let seeded_encrypt = median_us(runs, || {
-        encoder::encode(&slots, &mut plain).ctx("encoding")?;
+        encoder::encode(&slots, &mut plain).map_err(CliError::device(Operation::Encoding))?;
         let seeds = EncryptionSeeds::generate(&mut OsRng);
         Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, P::K, &mut seeded, &mut ws)
-            .ctx("seeded encryption")?;
+            .map_err(CliError::device(Operation::SeededEncryption))?;
         black_box(seeded.c0());
         Ok(())
     })?;
     let symmetric_encrypt = median_us(runs, || {
-        encoder::encode(&slots, &mut plain).ctx("encoding")?;
+        encoder::encode(&slots, &mut plain).map_err(CliError::device(Operation::Encoding))?;
         let seeds = EncryptionSeeds::generate(&mut OsRng);
         Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, P::K, &mut full, &mut ws)
-            .ctx("symmetric encryption")?;
+            .map_err(CliError::device(Operation::SymmetricEncryption))?;
         black_box(full.c0());
         Ok(())
     })?;
     let public_encrypt = median_us(runs, || {
-        encoder::encode(&slots, &mut plain).ctx("encoding")?;
+        encoder::encode(&slots, &mut plain).map_err(CliError::device(Operation::Encoding))?;
         let seed = SecretSeed::generate(&mut OsRng);
         Bfv::<P>::encrypt_public_with(&pk, &plain, &seed, P::K, &mut full, &mut ws)
-            .ctx("public-key encryption")?;
+            .map_err(CliError::device(Operation::PublicEncryption))?;
         black_box(full.c0());
         Ok(())
     })?;
 
     // `full` now holds a public-key ciphertext of `slots`: decrypting it must give them back,
     // so a broken build cannot report a time for wrong work.
-    let mut decoded = Box::new([0u32; N]);
+    let mut decoded = zero_slots();
     let decrypt_decode = median_us(runs, || {
-        Bfv::<P>::decrypt(&sk, &full, &mut plain, &mut ws).ctx("decryption")?;
-        encoder::decode(&plain, &mut decoded).ctx("decoding")?;
+        Bfv::<P>::decrypt(&sk, &full, &mut plain, &mut ws)
+            .map_err(CliError::device(Operation::Decryption))?;
+        encoder::decode(&plain, &mut decoded).map_err(CliError::device(Operation::Decoding))?;
         black_box(&decoded);
         Ok(())
     })?;
     if decoded[..] != slots[..] {
-        return Err("bench: decrypted slots differ from the encrypted ones".into());
+        return Err(CliError::RoundTrip { command: "bench" });
     }
 
     let mut fresh_sk = Box::new(SecretKey::<P>::zeroed());
     let mut fresh_pk = Box::new(PublicKey::<P>::zeroed());
     let keygen = median_us(runs, || {
-        Bfv::<P>::generate_secret_key(&mut OsRng, &mut fresh_sk).ctx("secret key generation")?;
+        Bfv::<P>::generate_secret_key(&mut OsRng, &mut fresh_sk)
+            .map_err(CliError::device(Operation::SecretKeyGeneration))?;
         Bfv::<P>::generate_public_key(&fresh_sk, &mut OsRng, &mut fresh_pk, &mut ws)
-            .ctx("public key generation")?;
+            .map_err(CliError::device(Operation::PublicKeyGeneration))?;
         black_box(fresh_pk.p0());
         Ok(())
     })?;
@@ -156,11 +167,14 @@ fn bench<P: Params>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
     // The server side of `adapt`: the seeded wire form in, the expanded ciphertext out.
     let seeds = EncryptionSeeds::generate(&mut OsRng);
     Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, P::K, &mut seeded, &mut ws)
-        .ctx("seeded encryption")?;
-    let mut wire = vec![0u8; device_wire::seeded_len(P::K)];
-    device_wire::write_seeded(&seeded, &mut wire).ctx("wire form")?;
+        .map_err(CliError::device(Operation::SeededEncryption))?;
+    let wire = device::to_wire_seeded(&seeded).map_err(CliError::seal(Operation::WireForm))?;
+    let ctx = DeviceContext::<P>::new().map_err(CliError::seal(Operation::SealParameters))?;
     let expand_seed = median_us(runs, || {
-        black_box(read_device::<P>(black_box(&wire))?);
+        device::read_any(&ctx, black_box(&wire))
+            .and_then(|ct| ct.to_device(&ctx, &mut full))
+            .map_err(CliError::seal(Operation::Adapting))?;
+        black_box(full.c1());
         Ok(())
     })?;
 

@@ -8,15 +8,47 @@
 //!   and fails if there is any.
 //! - `zeppelin evalmult serve [--listen 127.0.0.1:7878] [--ring-dim 4096]`: the loopback
 //!   server (frames documented in `zeppelin_evalmult::frames`).
-//!
-//! Wiring (in main.rs): a `Command::Evalmult(evalmult::EvalmultArgs)` variant, dispatched as
-//! `Command::Evalmult(a) => evalmult::run(a)`; Cargo.toml needs
-//! `zeppelin-evalmult = { path = "../evalmult" }`.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use zeppelin_evalmult::EvalMultError;
+
+/// What `zeppelin evalmult` can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalmultError {
+    /// The listening socket could not be opened.
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        /// The `--listen` address.
+        address: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server stopped with an error.
+    #[error("server: {source}")]
+    Server {
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--in` or `--out` missing.
+    #[error("--in DIR and --out OUT are required")]
+    MissingDirectories,
+    /// The engine or the vector directory failed.
+    #[error(transparent)]
+    Engine(#[from] EvalMultError),
+    /// `--check` found differences.
+    #[error("{mismatches} residues differ from {}", input.display())]
+    Mismatches {
+        /// Number of differing residues.
+        mismatches: usize,
+        /// The input directory.
+        input: PathBuf,
+    },
+}
 
 /// Arguments of `zeppelin evalmult`.
 #[derive(Args, Debug)]
@@ -58,24 +90,31 @@ pub struct ServeArgs {
     pub max_connections: Option<usize>,
 }
 
-/// Runs `zeppelin evalmult`; an `Err` is the one-line message for stderr (exit status 1).
-pub fn run(args: EvalmultArgs) -> Result<(), String> {
+/// Runs `zeppelin evalmult`.
+pub fn run(args: EvalmultArgs) -> Result<(), EvalmultError> {
     if let Some(EvalmultCommand::Serve(serve)) = args.command {
-        let listener = TcpListener::bind(&serve.listen)
-            .map_err(|e| format!("cannot listen on {}: {e}", serve.listen))?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener =
+            TcpListener::bind(&serve.listen).map_err(|source| EvalmultError::Listen {
+                address: serve.listen.clone(),
+                source,
+            })?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| EvalmultError::Listen {
+                address: serve.listen.clone(),
+                source,
+            })?;
         eprintln!(
             "zeppelin evalmult: serving ring dimension {} on {local}",
             serve.ring_dim
         );
         return zeppelin_evalmult::server::serve(&listener, serve.ring_dim, serve.max_connections)
-            .map_err(|e| format!("server: {e}"));
+            .map_err(|source| EvalmultError::Server { source });
     }
     let (Some(input), Some(out)) = (args.input, args.out) else {
-        return Err("--in DIR and --out OUT are required".into());
+        return Err(EvalmultError::MissingDirectories);
     };
-    let run = zeppelin_evalmult::vectors::run_directory(&input, &out, args.check)
-        .map_err(|e| e.to_string())?;
+    let run = zeppelin_evalmult::vectors::run_directory(&input, &out, args.check)?;
     println!(
         "evalmult: {} pairs in {:.3} ms ({:.1} ct/s), results in {}",
         run.pairs,
@@ -101,11 +140,10 @@ pub fn run(args: EvalmultArgs) -> Result<(), String> {
                     report.compared, report.mismatches
                 );
                 if report.mismatches > 0 {
-                    return Err(format!(
-                        "{} residues differ from {}",
-                        report.mismatches,
-                        input.display()
-                    ));
+                    return Err(EvalmultError::Mismatches {
+                        mismatches: report.mismatches,
+                        input,
+                    });
                 }
             }
         }

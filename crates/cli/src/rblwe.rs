@@ -139,14 +139,13 @@ pub struct DecryptArgs {
     pub hex: bool,
 }
 
-/// Runs `zeppelin rblwe`; an `Err` is the one-line message for stderr (exit status 1).
-pub fn run(args: RblweArgs) -> Result<(), String> {
+/// Runs `zeppelin rblwe`; an `Err` is shown as one line on stderr (exit status 1).
+pub fn run(args: RblweArgs) -> RblweResult<()> {
     match args.command {
         RblweCommand::Keygen(a) => keygen(&a),
         RblweCommand::Encrypt(a) => encrypt(&a),
         RblweCommand::Decrypt(a) => decrypt(&a),
     }
-    .map_err(|e| e.to_string())
 }
 
 // ----- file format ------------------------------------------------------------------------

@@ -1,16 +1,21 @@
 //! Server-side costs of the SEAL interop: seed expansion with SEAL's generators, loading and
 //! saving a fresh ciphertext (none / zstd), modulus switching, and trusted-side key generation.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "benchmark set-up on fixed, valid inputs"
+)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
-use zeppelin_seal::adapter::{seal4096_parameters, secret_key_from_ternary};
+use zeppelin::{Bfv, Seal4096, SecretKey as DeviceSecretKey, SecretSeed};
 use zeppelin_seal::convert::drop_last_prime;
+use zeppelin_seal::device::{self, DeviceContext};
 use zeppelin_seal::keygen::KeyGenerator;
-use zeppelin_seal::{Ciphertext, ComprMode, PrngInfo, PrngType, SealContext};
+use zeppelin_seal::{Ciphertext, ComprMode, PrngInfo, PrngType};
 
 fn benches(c: &mut Criterion) {
-    let ctx = SealContext::new(seal4096_parameters()).unwrap();
+    let dctx = DeviceContext::<Seal4096>::new().unwrap();
+    let ctx = dctx.seal();
     let level = ctx.first_level().clone();
     let n = ctx.n();
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
@@ -36,15 +41,17 @@ fn benches(c: &mut Criterion) {
             b.iter(|| ct.save(mode).unwrap())
         });
         c.bench_function(&format!("Ciphertext load ({mode:?})"), |b| {
-            b.iter(|| Ciphertext::load(&ctx, &bytes).unwrap())
+            b.iter(|| Ciphertext::load(ctx, &bytes).unwrap())
         });
     }
     c.bench_function("modulus switch 3 -> 2 primes", |b| {
         b.iter(|| drop_last_prime(&level.coeff_modulus, n, 2, &ct.data).unwrap())
     });
-    let ternary: Vec<i8> = (0..n).map(|_| rng.gen_range(-1i8..=1)).collect();
-    let sk = secret_key_from_ternary(&ctx, &ternary).unwrap();
-    let generator = KeyGenerator::new(&ctx, &sk).unwrap();
+    let mut dev_sk = Box::new(DeviceSecretKey::<Seal4096>::zeroed());
+    Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([3; 32]), &mut dev_sk)
+        .unwrap();
+    let sk = device::secret_key(&dctx, &dev_sk).unwrap();
+    let generator = KeyGenerator::new(ctx, &sk).unwrap();
     let mut krng = rand_chacha::ChaCha20Rng::seed_from_u64(2);
     c.bench_function("relinearization keys", |b| {
         b.iter(|| generator.relin_keys(&mut krng).unwrap())

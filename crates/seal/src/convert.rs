@@ -1,11 +1,11 @@
 //! Server-side transforms on SEAL ciphertexts: the phase `c0 + c1·s + c2·s^2 + ...`, rewriting a
 //! symmetric ciphertext into SEAL's own seeded form, and BFV modulus switching that drops the
-//! last prime.
+//! last prime ([`mod_switch_to_next`], SEAL's `Evaluator::mod_switch_to_next`).
 
 use zeppelin_ring::Modulus;
 use zeroize::Zeroize;
 
-use crate::error::{Result, SealError};
+use crate::error::{LevelRule, ParameterError, Result, SealError};
 use crate::objects::{Ciphertext, SecretKey};
 use crate::params::SealContext;
 use crate::poly::RnsNtt;
@@ -17,7 +17,7 @@ fn secret_prefix<'a>(ctx: &SealContext, sk: &'a SecretKey, k: usize) -> Result<&
     if sk.parms_id != ctx.key_level().parms_id {
         return Err(SealError::WrongLevel {
             what: "SecretKey",
-            reason: "a secret key must be at the key level".into(),
+            rule: LevelRule::KeyLevel,
         });
     }
     sk.data.get(..k * ctx.n()).ok_or(SealError::CountMismatch {
@@ -35,10 +35,7 @@ pub fn phase(ctx: &SealContext, ct: &Ciphertext, sk: &SecretKey) -> Result<Vec<u
     let ntt = RnsNtt::new(&level.coeff_modulus, ctx.n())?;
     let s = secret_prefix(ctx, sk, k)?;
     if ct.size == 0 {
-        return Err(SealError::Invalid {
-            what: "Ciphertext",
-            reason: "empty ciphertext".into(),
-        });
+        return Err(SealError::EmptyCiphertext);
     }
     // Horner in the NTT domain: ((c_{m-1}·s + c_{m-2})·s + ...)·s + c0.
     let mut acc = ct.poly(ct.size - 1).to_vec();
@@ -68,9 +65,10 @@ pub fn reseed(
     info: &PrngInfo,
 ) -> Result<Ciphertext> {
     if ct.size != 2 || ct.is_ntt_form {
-        return Err(SealError::Invalid {
-            what: "Ciphertext",
-            reason: "only a fresh (size 2, coefficient form) ciphertext can be reseeded".into(),
+        return Err(SealError::NotFresh {
+            operation: "reseeding",
+            size: ct.size,
+            is_ntt_form: ct.is_ntt_form,
         });
     }
     let level = ctx.level_or_err(&ct.parms_id, "Ciphertext")?;
@@ -92,6 +90,43 @@ pub fn reseed(
     Ciphertext::new(level, n, 2, false, c0)
 }
 
+/// SEAL's `Evaluator::mod_switch_to_next` for a BFV ciphertext: the same message at the next
+/// level of `ctx`'s chain (its last prime dropped, with rounding, by [`drop_last_prime`]).
+/// The ciphertext must be at a data level with at least two primes, in coefficient form.
+///
+/// ```
+/// use zeppelin_seal::convert::mod_switch_to_next;
+/// use zeppelin_seal::{Ciphertext, EncryptionParameters, SealContext};
+/// let ctx = SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>())?;
+/// let ct = Ciphertext::new(ctx.first_level(), ctx.n(), 2, false, vec![1; 2 * 3 * ctx.n()])?;
+/// let next = mod_switch_to_next(&ctx, &ct)?;
+/// assert_eq!(next.coeff_modulus_size, 2);
+/// assert_eq!(Some(&next.parms_id), ctx.data_level_with(2).map(|l| &l.parms_id));
+/// # Ok::<(), zeppelin_seal::SealError>(())
+/// ```
+pub fn mod_switch_to_next(ctx: &SealContext, ct: &Ciphertext) -> Result<Ciphertext> {
+    let level = ctx.level_or_err(&ct.parms_id, "Ciphertext")?;
+    if ctx.using_keyswitching() && ct.parms_id == ctx.key_level().parms_id {
+        return Err(SealError::WrongLevel {
+            what: "Ciphertext",
+            rule: LevelRule::DataLevel,
+        });
+    }
+    if ct.is_ntt_form {
+        return Err(SealError::NttForm {
+            operation: "modulus switching",
+        });
+    }
+    let k = level.coeff_modulus.len();
+    let next = k
+        .checked_sub(1)
+        .filter(|&k| k > 0)
+        .and_then(|k| ctx.data_level_with(k))
+        .ok_or(SealError::LastLevel { primes: k })?;
+    let data = drop_last_prime(&level.coeff_modulus, ctx.n(), ct.size, &ct.data)?;
+    Ciphertext::new(next, ctx.n(), ct.size, false, data)
+}
+
 /// BFV modulus switching that drops the last prime `q_l` of a coefficient-form ciphertext
 /// (SEAL's `mod_switch_scale_to_next` / `divide_and_round_q_last`): every coefficient becomes
 /// `round(c / q_l)` over the remaining primes, computed per prime as
@@ -101,10 +136,7 @@ pub fn reseed(
 pub fn drop_last_prime(primes: &[u64], n: usize, size: usize, data: &[u64]) -> Result<Vec<u64>> {
     let k = primes.len();
     if k < 2 {
-        return Err(SealError::Invalid {
-            what: "modulus switch",
-            reason: "needs at least two primes".into(),
-        });
+        return Err(SealError::LastLevel { primes: k });
     }
     if data.len() != size * k * n {
         return Err(SealError::CountMismatch {
@@ -116,8 +148,7 @@ pub fn drop_last_prime(primes: &[u64], n: usize, size: usize, data: &[u64]) -> R
     let moduli = primes
         .iter()
         .map(|&q| {
-            let q32 = u32::try_from(q)
-                .map_err(|_| SealError::Unsupported(format!("prime {q} is wider than 30 bits")))?;
+            let q32 = u32::try_from(q).map_err(|_| SealError::PrimeTooWide { prime: q })?;
             Ok(Modulus::new(q32)?)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -128,9 +159,11 @@ pub fn drop_last_prime(primes: &[u64], n: usize, size: usize, data: &[u64]) -> R
         let poly = &data[p * k * n..(p + 1) * k * n];
         let last_res = &poly[(k - 1) * n..];
         for (i, m) in moduli.iter().enumerate().take(k - 1) {
-            let inv = m.inv(m.reduce_u64(q_last)).ok_or_else(|| {
-                SealError::InvalidParameters("primes are not pairwise coprime".into())
-            })?;
+            let inv = m
+                .inv(m.reduce_u64(q_last))
+                .ok_or(SealError::InvalidParameters(
+                    ParameterError::DuplicatePrime { prime: q_last },
+                ))?;
             for (&c, &r) in poly[i * n..(i + 1) * n].iter().zip(last_res) {
                 // Centred residue of c mod q_last, reduced into q_i.
                 let centred = last.centered(r as u32);

@@ -11,7 +11,7 @@
 use rand_core::{CryptoRng, RngCore};
 use zeroize::Zeroize;
 
-use crate::error::{Result, SealError};
+use crate::error::{LevelRule, ParameterError, Result, SealError};
 use crate::objects::{Ciphertext, GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 use crate::params::SealContext;
 use crate::poly::{apply_galois_coeff, RnsNtt};
@@ -51,10 +51,7 @@ pub fn galois_element_for_step(n: usize, step: i64) -> Result<u32> {
     let half = (n / 2) as u64;
     let magnitude = step.unsigned_abs();
     if magnitude >= half {
-        return Err(SealError::Invalid {
-            what: "rotation step",
-            reason: format!("|{step}| must be below {half}"),
-        });
+        return Err(SealError::RotationStep { step, limit: half });
     }
     let exponent = if step < 0 {
         half - magnitude
@@ -91,13 +88,11 @@ impl<'a> KeyGenerator<'a> {
         if sk.parms_id != ctx.key_level().parms_id {
             return Err(SealError::WrongLevel {
                 what: "SecretKey",
-                reason: "a secret key must be at the key level".into(),
+                rule: LevelRule::KeyLevel,
             });
         }
         if !ctx.using_keyswitching() {
-            return Err(SealError::InvalidParameters(
-                "key switching needs at least two primes (a special prime)".into(),
-            ));
+            return Err(SealError::InvalidParameters(ParameterError::NoSpecialPrime));
         }
         let key_ntt = RnsNtt::new(&ctx.key_level().coeff_modulus, ctx.n())?;
         let s_ntt = sk.data.clone();
@@ -158,7 +153,7 @@ impl<'a> KeyGenerator<'a> {
         let special = *key_level
             .coeff_modulus
             .last()
-            .ok_or_else(|| SealError::InvalidParameters("no primes".into()))?;
+            .ok_or(SealError::InvalidParameters(ParameterError::NoPrimes))?;
         let decomp = self.ctx.first_level().coeff_modulus.len();
         let mut keys = Vec::with_capacity(decomp);
         let mut seeds = Vec::with_capacity(decomp);
@@ -217,9 +212,9 @@ impl<'a> KeyGenerator<'a> {
         let mut seeds: Vec<Vec<PrngInfo>> = vec![Vec::new(); n];
         for &g in galois_elts {
             if g & 1 == 0 || g as usize >= 2 * n {
-                return Err(SealError::Invalid {
-                    what: "Galois element",
-                    reason: format!("{g} is not odd and below {}", 2 * n),
+                return Err(SealError::BadGaloisElement {
+                    element: g,
+                    limit: 2 * n as u64,
                 });
             }
             let slot = GaloisKeys::index(g);

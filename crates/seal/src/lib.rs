@@ -2,9 +2,13 @@
 //!
 //! Microsoft SEAL 4.1 interoperability for Zeppelin (std):
 //!
+//! - [`device`]: the typed bridge to the Zeppelin device client (`zeppelin`): a SEAL context
+//!   checked against a device preset, ciphertext and key conversions both ways that refuse
+//!   anything outside the preset, and one reader for every accepted byte form.
 //! - [`wire`]: SEAL's 16-byte header and compression (none, zlib, zstd); version 4.1 written,
 //!   4.0 to 4.4 read.
-//! - [`params`]: `EncryptionParameters`, `parms_id` and the modulus-switching chain.
+//! - [`params`]: `EncryptionParameters` and the modulus-switching chain; [`parms_id`]: SEAL's
+//!   level identifier.
 //! - [`objects`]: `Ciphertext` (full and SEAL's seeded form), `Plaintext`, `SecretKey`,
 //!   `PublicKey`, `RelinKeys`, `GaloisKeys`.
 //! - [`prng`]: SEAL's Blake2xb and SHAKE256 generators and `sample_poly_uniform`, so a seeded
@@ -16,32 +20,39 @@
 //! Every malformed input is a [`SealError`] naming what is wrong; nothing is allocated by a
 //! length that has not been checked against the parameters first.
 //!
+//! The device ⇄ SEAL round trip is in the crate's README (compiled as a doc test) and in
+//! `examples/device_to_seal.rs`.
+//!
 //! ```
 //! use zeppelin_seal::{ComprMode, EncryptionParameters, SealContext};
-//! let parms = EncryptionParameters::bfv(
-//!     4096,
-//!     vec![134_176_769, 134_111_233, 134_012_929, 268_369_921],
-//!     65537,
-//! );
+//! // SEAL's parameters of the device preset Seal4096: three data primes and a special prime.
+//! let parms = EncryptionParameters::for_preset::<zeppelin::Seal4096>();
 //! let bytes = parms.save(ComprMode::None).unwrap();
 //! let ctx = SealContext::new(EncryptionParameters::load(&bytes).unwrap()).unwrap();
 //! assert_eq!(ctx.first_level().coeff_modulus.len(), 3);
 //! ```
 
-pub mod adapter;
 pub mod convert;
+pub mod device;
 pub mod error;
 pub mod keygen;
 pub mod objects;
 pub mod params;
+pub mod parms_id;
 pub mod poly;
 pub mod prng;
 pub mod wire;
 
-pub use error::{Result, SealError};
+pub use error::{LevelRule, Mismatch, ParameterError, Result, SealError};
 pub use objects::{
     Ciphertext, GaloisKeys, KSwitchKeys, Plaintext, PublicKey, RelinKeys, SecretKey,
 };
-pub use params::{EncryptionParameters, Level, ParmsId, SealContext};
+pub use params::{EncryptionParameters, Level, SealContext};
+pub use parms_id::ParmsId;
 pub use prng::{PrngInfo, PrngType};
 pub use wire::ComprMode;
+
+/// Compiles and runs the README's example as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

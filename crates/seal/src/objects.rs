@@ -7,7 +7,7 @@
 
 use zeroize::Zeroize;
 
-use crate::error::{Result, SealError};
+use crate::error::{LevelRule, Result, SealError};
 use crate::params::{Level, ParmsId, SealContext, CIPHERTEXT_SIZE_MAX};
 use crate::prng::{sample_poly_uniform, PrngInfo, SealPrng};
 use crate::wire::{self, ComprMode, Reader, WriteLe};
@@ -98,10 +98,7 @@ impl Ciphertext {
     /// (see [`Ciphertext::expand_c1`]); SEAL would otherwise load a different ciphertext.
     pub fn save_seeded(&self, info: &PrngInfo, compr_mode: ComprMode) -> Result<Vec<u8>> {
         if self.size != 2 {
-            return Err(SealError::Invalid {
-                what: "seeded ciphertext",
-                reason: format!("size {} (only size 2 can be seeded)", self.size),
-            });
+            return Err(SealError::NotSeedable { size: self.size });
         }
         let mut m = Vec::with_capacity(200 + 4 * self.data.len());
         self.put_seeded_members(info, &mut m);
@@ -128,7 +125,7 @@ impl Ciphertext {
         if ctx.using_keyswitching() && ct.parms_id == ctx.key_level().parms_id {
             return Err(SealError::WrongLevel {
                 what: "Ciphertext",
-                reason: "a ciphertext cannot be at the key level".into(),
+                rule: LevelRule::DataLevel,
             });
         }
         Ok(ct)
@@ -153,10 +150,7 @@ pub(crate) fn read_ciphertext(
         });
     }
     if size == 1 {
-        return Err(SealError::Invalid {
-            what: "ciphertext size",
-            reason: "1 (a ciphertext has 0 or at least 2 polynomials)".into(),
-        });
+        return Err(SealError::BadCiphertextSize { found: size });
     }
     let n = r.u64("poly_modulus_degree")?;
     if n != ctx.n() as u64 {
@@ -176,16 +170,12 @@ pub(crate) fn read_ciphertext(
     }
     let scale = r.f64("scale")?;
     if scale != 1.0 {
-        return Err(SealError::Invalid {
-            what: "scale",
-            reason: format!("{scale} (BFV ciphertexts have scale 1)"),
-        });
+        return Err(SealError::BadScale { what, found: scale });
     }
     let correction_factor = r.u64("correction_factor")?;
     if correction_factor != 1 {
-        return Err(SealError::Invalid {
-            what: "correction_factor",
-            reason: format!("{correction_factor} (BFV ciphertexts have 1)"),
+        return Err(SealError::BadCorrectionFactor {
+            found: correction_factor,
         });
     }
     // Bounded: size <= 16, n <= 2^17, k <= 256.
@@ -365,7 +355,7 @@ impl SecretKey {
             pt.data.zeroize();
             return Err(SealError::WrongLevel {
                 what: "SecretKey",
-                reason: "a secret key must be at the key level".into(),
+                rule: LevelRule::KeyLevel,
             });
         }
         Ok(SecretKey {
@@ -397,16 +387,14 @@ fn check_key_ciphertext(ctx: &SealContext, ct: &Ciphertext, what: &'static str) 
     if ct.parms_id != ctx.key_level().parms_id {
         return Err(SealError::WrongLevel {
             what,
-            reason: "keys live at the key level".into(),
+            rule: LevelRule::KeyLevel,
         });
     }
     if !ct.is_ntt_form || ct.size != 2 {
-        return Err(SealError::Invalid {
+        return Err(SealError::NotAKey {
             what,
-            reason: format!(
-                "a key is a size-2 NTT-form ciphertext (found size {}, ntt {})",
-                ct.size, ct.is_ntt_form
-            ),
+            size: ct.size,
+            is_ntt_form: ct.is_ntt_form,
         });
     }
     Ok(())
@@ -434,11 +422,7 @@ impl KSwitchKeys {
                     .zip(&self.keys)
                     .any(|(s, k)| s.len() != k.len()))
         {
-            return Err(SealError::Invalid {
-                what: "key-switching keys",
-                reason: "no generator seeds for SEAL's seeded form (only keys made here have them)"
-                    .into(),
-            });
+            return Err(SealError::MissingSeeds);
         }
         m.extend_from_slice(&self.parms_id.0);
         m.put_u64(self.keys.len() as u64);
@@ -469,7 +453,7 @@ impl KSwitchKeys {
             if parms_id != ctx.key_level().parms_id {
                 return Err(SealError::WrongLevel {
                     what,
-                    reason: "key-switching keys live at the key level".into(),
+                    rule: LevelRule::KeyLevel,
                 });
             }
             let slots = r.u64("key count")?;

@@ -1,54 +1,8 @@
 //! `EncryptionParameters`, `parms_id` and the modulus-switching chain SEAL derives from them.
 
-use std::fmt;
-
-use crate::error::{Result, SealError};
+use crate::error::{ParameterError, Result, SealError};
+pub use crate::parms_id::ParmsId;
 use crate::wire::{self, ComprMode, Reader, WriteLe};
-
-/// SEAL's identifier of one level of a parameter set: unkeyed BLAKE2b with a 32-byte output
-/// over the little-endian `u64` words `[scheme, n, q_0, ..., q_{k-1}, t]`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct ParmsId(pub [u8; 32]);
-
-impl ParmsId {
-    /// The all-zero id SEAL gives to non-NTT plaintexts.
-    pub const ZERO: ParmsId = ParmsId([0; 32]);
-
-    /// Computes the id of a level from its scheme byte, degree, primes and plain modulus.
-    pub fn compute(scheme: u8, n: u64, coeff_modulus: &[u64], plain_modulus: u64) -> ParmsId {
-        let mut state = blake2b_simd::Params::new().hash_length(32).to_state();
-        state.update(&u64::from(scheme).to_le_bytes());
-        state.update(&n.to_le_bytes());
-        for q in coeff_modulus {
-            state.update(&q.to_le_bytes());
-        }
-        state.update(&plain_modulus.to_le_bytes());
-        let mut id = [0u8; 32];
-        id.copy_from_slice(state.finalize().as_bytes());
-        ParmsId(id)
-    }
-}
-
-impl fmt::Display for ParmsId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // SEAL prints parms_id as four u64 words in hex.
-        for (i, chunk) in self.0.chunks_exact(8).enumerate() {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{:016X}", u64::from_le_bytes(w))?;
-        }
-        Ok(())
-    }
-}
-
-impl fmt::Debug for ParmsId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ParmsId({self})")
-    }
-}
 
 /// SEAL's `scheme_type`. Only BFV is supported by the arithmetic in this crate.
 pub const SCHEME_BFV: u8 = 1;
@@ -118,10 +72,7 @@ impl EncryptionParameters {
         wire::unframe(bytes, "EncryptionParameters", |r| {
             let scheme = r.u8("scheme")?;
             if scheme > 3 {
-                return Err(SealError::Invalid {
-                    what: "scheme",
-                    reason: format!("{scheme} is not a SEAL scheme_type"),
-                });
+                return Err(SealError::UnknownScheme { found: scheme });
             }
             let n = r.u64("poly_modulus_degree")?;
             if n > POLY_MOD_DEGREE_MAX {
@@ -164,10 +115,7 @@ fn read_modulus(r: &mut Reader<'_>, what: &'static str) -> Result<u64> {
     let q = r.u64(what)?;
     r.check_nested_end(what, start, declared)?;
     if q == 1 || q >> 61 != 0 {
-        return Err(SealError::Invalid {
-            what,
-            reason: format!("modulus {q} is 1 or wider than 61 bits"),
-        });
+        return Err(SealError::BadModulus { what, value: q });
     }
     Ok(q)
 }
@@ -200,41 +148,39 @@ impl SealContext {
     /// BFV, `n` a power of two in `[2, 131072]`, distinct primes of 2 to 60 bits each
     /// congruent to 1 mod 2n, a plain modulus of 2 to 60 bits coprime to every prime.
     pub fn new(parms: EncryptionParameters) -> Result<Self> {
-        let bad = |s: String| Err(SealError::InvalidParameters(s));
+        let bad = |e: ParameterError| Err(SealError::InvalidParameters(e));
         if parms.scheme != SCHEME_BFV {
-            return bad(format!(
-                "scheme {} is not BFV (only BFV is supported)",
-                parms.scheme
-            ));
+            return bad(ParameterError::NotBfv {
+                scheme: parms.scheme,
+            });
         }
         let n = parms.poly_modulus_degree;
         if !(2..=POLY_MOD_DEGREE_MAX).contains(&n) || !n.is_power_of_two() {
-            return bad(format!(
-                "poly_modulus_degree {n} is not a power of two in [2, 131072]"
-            ));
+            return bad(ParameterError::Degree { n });
         }
         if parms.coeff_modulus.is_empty() {
-            return bad("coeff_modulus is empty".into());
+            return bad(ParameterError::NoPrimes);
         }
         for (i, &q) in parms.coeff_modulus.iter().enumerate() {
             if !(2..1u64 << 60).contains(&q) {
-                return bad(format!("prime {q} is not 2 to 60 bits"));
+                return bad(ParameterError::PrimeSize { prime: q });
             }
             if (q - 1) % (2 * n) != 0 || !is_prime_u64(q) {
-                return bad(format!("{q} is not a prime congruent to 1 mod {}", 2 * n));
+                return bad(ParameterError::NotNttPrime {
+                    prime: q,
+                    two_n: 2 * n,
+                });
             }
             if parms.coeff_modulus[..i].contains(&q) {
-                return bad(format!("prime {q} appears twice"));
+                return bad(ParameterError::DuplicatePrime { prime: q });
             }
         }
         let t = parms.plain_modulus;
         if !(2..1u64 << 60).contains(&t) {
-            return bad(format!("plain modulus {t} is not 2 to 60 bits"));
+            return bad(ParameterError::PlainModulusSize { t });
         }
         if parms.coeff_modulus.iter().any(|&q| gcd(q, t) != 1) {
-            return bad(format!(
-                "plain modulus {t} is not coprime to the coefficient modulus"
-            ));
+            return bad(ParameterError::PlainNotCoprime { t });
         }
         let k = parms.coeff_modulus.len();
         let mut levels = Vec::new();

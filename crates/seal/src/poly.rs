@@ -19,11 +19,7 @@ impl RnsNtt {
     pub fn new(primes: &[u64], n: usize) -> Result<Self> {
         let mut tables = Vec::with_capacity(primes.len());
         for &q in primes {
-            let q32 = u32::try_from(q).map_err(|_| {
-                SealError::Unsupported(format!(
-                    "prime {q} is wider than the 30-bit arithmetic core supports"
-                ))
-            })?;
+            let q32 = u32::try_from(q).map_err(|_| SealError::PrimeTooWide { prime: q })?;
             tables.push(NttTable::new_vec(q32, n)?);
         }
         Ok(Self { n, tables })

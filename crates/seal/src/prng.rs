@@ -58,9 +58,10 @@ impl std::str::FromStr for PrngType {
         match s {
             "blake2xb" => Ok(PrngType::Blake2xb),
             "shake256" => Ok(PrngType::Shake256),
-            other => Err(SealError::Invalid {
+            other => Err(SealError::UnknownName {
                 what: "prng type",
-                reason: format!("{other:?} (expected blake2xb or shake256)"),
+                name: other.to_owned(),
+                expected: "blake2xb or shake256",
             }),
         }
     }

@@ -56,9 +56,10 @@ impl std::str::FromStr for ComprMode {
             "none" => Ok(ComprMode::None),
             "zlib" => Ok(ComprMode::Zlib),
             "zstd" => Ok(ComprMode::Zstd),
-            other => Err(SealError::Invalid {
+            other => Err(SealError::UnknownName {
                 what: "compression mode",
-                reason: format!("{other:?} (expected none, zlib or zstd)"),
+                name: other.to_owned(),
+                expected: "none, zlib or zstd",
             }),
         }
     }
@@ -189,10 +190,10 @@ impl<'a> Reader<'a> {
                         available: filled as u64,
                     })
                 }
-                Err(e) => {
+                Err(source) => {
                     return Err(SealError::Decompression {
                         what: self.what,
-                        reason: e.to_string(),
+                        source,
                     })
                 }
             }
@@ -363,12 +364,12 @@ pub fn frame(members: &[u8], compr_mode: ComprMode) -> Result<Vec<u8>> {
             let mut enc =
                 flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
             enc.write_all(members)
-                .map_err(|e| SealError::Compression(e.to_string()))?;
+                .map_err(|source| SealError::Compression { source })?;
             enc.finish()
-                .map_err(|e| SealError::Compression(e.to_string()))?
+                .map_err(|source| SealError::Compression { source })?
         }
         ComprMode::Zstd => zstd::stream::encode_all(members, 0)
-            .map_err(|e| SealError::Compression(e.to_string()))?,
+            .map_err(|source| SealError::Compression { source })?,
     };
     let header = SealHeader::new(compr_mode, (HEADER_SIZE + body.len()) as u64);
     let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
@@ -445,10 +446,7 @@ pub fn unframe<T>(
         }
         ComprMode::Zstd => {
             let mut dec = zstd::stream::read::Decoder::with_buffer(body)
-                .map_err(|e| SealError::Decompression {
-                    what,
-                    reason: e.to_string(),
-                })?
+                .map_err(|source| SealError::Decompression { what, source })?
                 .single_frame();
             let value = {
                 let mut reader = Reader::new(&mut dec, what);
@@ -474,10 +472,7 @@ fn expect_end(reader: &mut Reader<'_>, what: &'static str) -> Result<()> {
     let mut probe = [0u8; 1];
     let at = reader.offset();
     match reader.read_exact(&mut probe, what) {
-        Ok(()) => Err(SealError::Invalid {
-            what,
-            reason: format!("decompressed body continues after the object's {at} bytes"),
-        }),
+        Ok(()) => Err(SealError::DecompressedTrailing { what, after: at }),
         Err(SealError::Truncated { .. }) => Ok(()),
         Err(e) => Err(e),
     }

@@ -3,7 +3,11 @@
 //! The SEAL side runs in Python: `SEAL_PYTHON` names the interpreter; otherwise the repository's
 //! `.venv/bin/python` or `/tmp/sealvenv/bin/python` is used. The tests fail (they do not skip)
 //! when none of them can `import seal`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "helpers outside #[test] functions are test code too (clippy.toml covers only #[test] functions)"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,15 +15,14 @@ use std::sync::OnceLock;
 
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
-use zeppelin_seal::adapter::{
-    device_to_seal, public_key_for, public_key_to_device, seal_to_device, secret_key_from_ternary,
-};
-use zeppelin_seal::convert::{drop_last_prime, phase, reseed};
+use zeppelin::{Bfv, Seal4096, Workspace, Zeppelin4096};
+use zeppelin_seal::convert::{drop_last_prime, mod_switch_to_next, phase, reseed};
+use zeppelin_seal::device::{self, DeviceContext};
 use zeppelin_seal::keygen::{all_galois_elements, KeyGenerator};
 use zeppelin_seal::poly::RnsNtt;
 use zeppelin_seal::{
-    Ciphertext, ComprMode, EncryptionParameters, GaloisKeys, ParmsId, Plaintext, PrngInfo,
-    PrngType, PublicKey, RelinKeys, SealContext, SealError, SecretKey,
+    Ciphertext, ComprMode, EncryptionParameters, GaloisKeys, Mismatch, ParmsId, Plaintext,
+    PrngInfo, PrngType, PublicKey, RelinKeys, SealContext, SealError, SecretKey,
 };
 
 fn python() -> PathBuf {
@@ -282,45 +285,107 @@ fn our_modulus_switch_equals_seals_mod_switch_to_next() {
     assert_eq!(next, seal_next.data);
     let last = drop_last_prime(&ctx.levels()[2].coeff_modulus, n, 2, &next).unwrap();
     assert_eq!(last, seal_last.data);
+    // The same through the ciphertext-level call, metadata included.
+    let next = mod_switch_to_next(&ctx, &top).unwrap();
+    assert_eq!(next, seal_next);
+    assert_eq!(mod_switch_to_next(&ctx, &next).unwrap(), seal_last);
+    assert!(matches!(
+        mod_switch_to_next(&ctx, &seal_last),
+        Err(SealError::LastLevel { primes: 1 })
+    ));
+}
+
+/// The fixtures' parameters, checked against the device preset.
+fn device_ctx() -> DeviceContext<Seal4096> {
+    DeviceContext::from_parameters(EncryptionParameters::load(&read("params.seal")).unwrap())
+        .unwrap()
 }
 
 #[test]
-fn device_rows_round_trip_through_seal_objects() {
-    let ctx = ctx();
-    let sk = SecretKey::load(&ctx, &read("secret.seal")).unwrap();
-    let ct = Ciphertext::load(&ctx, &read("ct_pub.seal")).unwrap();
-    let (level, c0, c1) = seal_to_device(&ctx, &ct).unwrap();
-    assert_eq!(level, 3);
-    let primes = [134_176_769u32, 134_111_233, 134_012_929];
-    let back = device_to_seal(&ctx, &primes, &c0, &c1).unwrap();
+fn seal_objects_convert_to_device_objects_and_back() {
+    let dctx = device_ctx();
+    let ctx = dctx.seal();
+    let sk = SecretKey::load(ctx, &read("secret.seal")).unwrap();
+    let ct = Ciphertext::load(ctx, &read("ct_pub.seal")).unwrap();
+    let mut dev = Box::new(zeppelin::Ciphertext::<Seal4096>::zeroed());
+    device::from_seal(&dctx, &ct, &mut dev).unwrap();
+    assert_eq!(dev.level(), 3);
+    let back = device::to_seal(&dctx, &dev).unwrap();
     assert_eq!(back, ct);
-    assert_eq!(
-        bigint_decrypt(&ctx, &back, &sk),
-        seal_plain("ct_pub.plain.seal", &ctx)
-    );
+    let want = seal_plain("ct_pub.plain.seal", ctx);
+    assert_eq!(bigint_decrypt(ctx, &back, &sk), want);
+
+    // SEAL's own secret key (ternary) becomes the device's, and the device decrypts SEAL's
+    // ciphertext to SEAL's plaintext.
+    let mut dev_sk = Box::new(zeppelin::SecretKey::<Seal4096>::zeroed());
+    device::secret_key_from_seal(&dctx, &sk, &mut dev_sk).unwrap();
+    assert_eq!(device::secret_key(&dctx, &dev_sk).unwrap(), sk);
+    let (mut plain, mut ws) = (Box::new([0u32; 4096]), Box::new(Workspace::zeroed()));
+    Bfv::<Seal4096>::decrypt(&dev_sk, &dev, &mut plain, &mut ws).unwrap();
+    assert!(plain.iter().map(|&v| u64::from(v)).eq(want.iter().copied()));
+    // A secret key whose residues disagree between primes is refused.
+    let mut bad = sk.clone();
+    bad.data[4096 * 2 + 5] ^= 1;
+    assert!(matches!(
+        device::secret_key_from_seal(&dctx, &bad, &mut dev_sk),
+        Err(SealError::SecretKeyInconsistent { prime: 2 })
+    ));
+
     // Public key rows for the device: the prefix of SEAL's key-level residues.
-    let pk = PublicKey::load(&ctx, &read("public.seal")).unwrap();
-    let (p0, p1) = public_key_to_device(&ctx, &pk, &primes).unwrap();
-    assert_eq!(p0.len(), 3 * 4096);
-    assert_eq!(u64::from(p1[4096 * 2 + 7]), pk.0.poly(1)[4096 * 2 + 7]);
-    assert!(public_key_to_device(&ctx, &pk, &[133_963_777]).is_err());
-    // SEAL refuses a ciphertext of size 3 for the device.
-    let sq = Ciphertext::load(&ctx, &read("ct_size3.seal")).unwrap();
-    assert!(seal_to_device(&ctx, &sq).is_err());
+    let pk = PublicKey::load(ctx, &read("public.seal")).unwrap();
+    let mut dev_pk = Box::new(zeppelin::PublicKey::<Seal4096>::zeroed());
+    device::public_key_from_seal(&dctx, &pk, &mut dev_pk).unwrap();
+    assert_eq!(dev_pk.p0().len(), 3 * 4096);
+    assert_eq!(
+        u64::from(dev_pk.p1()[4096 * 2 + 7]),
+        pk.0.poly(1)[4096 * 2 + 7]
+    );
+    // The four-prime preset's last prime is not in SEAL's key level.
+    let zctx = DeviceContext::<Zeppelin4096>::new().unwrap();
+    assert!(!zctx.seal_keys_cover_device());
+    let mut z_pk = Box::new(zeppelin::PublicKey::<Zeppelin4096>::zeroed());
+    assert!(matches!(
+        device::public_key_from_seal(&zctx, &pk, &mut z_pk),
+        Err(SealError::DeviceMismatch {
+            mismatch: Mismatch::MissingKeyPrime { prime: 133_963_777 },
+            ..
+        })
+    ));
+    // A ciphertext of size 3 is refused for the device (relinearize first).
+    let sq = Ciphertext::load(ctx, &read("ct_size3.seal")).unwrap();
+    assert!(matches!(
+        device::from_seal(&dctx, &sq, &mut dev),
+        Err(SealError::DeviceMismatch {
+            mismatch: Mismatch::Size { found: 3 },
+            ..
+        })
+    ));
+    // Every level SEAL switches to converts, and decrypts on the device.
+    for name in ["ct_level2.seal", "ct_level1.seal"] {
+        let ct = Ciphertext::load(ctx, &read(name)).unwrap();
+        device::from_seal(&dctx, &ct, &mut dev).unwrap();
+        assert_eq!(dev.level(), ct.coeff_modulus_size);
+        assert_eq!(device::to_seal(&dctx, &dev).unwrap(), ct);
+    }
 }
 
 #[test]
 fn seal_encrypts_under_our_public_key_and_our_secret_key_export() {
     // Our trusted-side public key for SEAL's secret: SEAL encrypts with it, and SEAL's own
     // Decryptor decrypts; then the same for a ternary secret exported by us.
-    let ctx = ctx();
+    let dctx = device_ctx();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pk_out");
     std::fs::create_dir_all(&dir).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-    let ternary: Vec<i8> = (0..4096).map(|_| rng.gen_range(-1i8..=1)).collect();
-    let sk = secret_key_from_ternary(&ctx, &ternary).unwrap();
+    let mut ternary = [0i8; 4096];
+    for t in ternary.iter_mut() {
+        *t = rng.gen_range(-1i8..=1);
+    }
+    let mut dev_sk = Box::new(zeppelin::SecretKey::<Seal4096>::zeroed());
+    dev_sk.set_ternary(&ternary).unwrap();
+    let sk = device::secret_key(&dctx, &dev_sk).unwrap();
     let mut crng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
-    let pk = public_key_for(&ctx, &sk, &mut crng).unwrap();
+    let pk = device::seal_public_key(&dctx, &dev_sk, &mut crng).unwrap();
     std::fs::write(dir.join("secret.seal"), sk.save(ComprMode::None).unwrap()).unwrap();
     std::fs::write(dir.join("public.seal"), pk.save(ComprMode::None).unwrap()).unwrap();
     run_python(

@@ -1,0 +1,61 @@
+//! `zeppelin decrypt --dir D --in FILE`: a device ciphertext or any SEAL `Ciphertext` under
+//! `D/params.seal`, decrypted by the device's BEHZ decryption, printed slot by slot.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use zeppelin::{encoder, Workspace};
+use zeppelin_seal::device::{self, SealPreset};
+use zeroize::Zeroize;
+
+use crate::error::{CliError, CliResult, Operation};
+use crate::keydir::{read, KeyDir};
+use crate::preset::{zero_slots, PresetFn, Slots};
+use crate::slots::print_slots;
+
+/// Arguments of `zeppelin decrypt`.
+#[derive(Args)]
+pub struct DecryptArgs {
+    /// Key directory.
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// A device ciphertext, or any SEAL Ciphertext under DIR/params.seal (any level, any
+    /// compression, SEAL's seeded forms included).
+    #[arg(long = "in")]
+    pub input: PathBuf,
+}
+
+/// Runs `zeppelin decrypt` with the key directory's preset.
+pub fn run(a: &DecryptArgs) -> CliResult<()> {
+    struct Decrypt<'a>(&'a DecryptArgs);
+    impl PresetFn for Decrypt<'_> {
+        type Output = CliResult<Box<Slots>>;
+        fn call<P: SealPreset>(self) -> CliResult<Box<Slots>> {
+            let bytes = read(&self.0.input)?;
+            decrypt_bytes::<P>(&KeyDir::new(&self.0.dir), &bytes, &self.0.input)
+        }
+    }
+    let slots = KeyDir::new(&a.dir).preset()?.run(Decrypt(a))?;
+    print_slots(&slots)
+}
+
+/// Decrypts and decodes the ciphertext `bytes` (read from `source`, named in errors) with the
+/// key directory's device key.
+pub fn decrypt_bytes<P: SealPreset>(
+    keys: &KeyDir<'_>,
+    bytes: &[u8],
+    source: &Path,
+) -> CliResult<Box<Slots>> {
+    let sk = keys.device_secret_key::<P>()?;
+    let ctx = keys.device_context::<P>()?;
+    let ct = device::read_any(&ctx, bytes).map_err(CliError::seal_file(source))?;
+    let (mut plain, mut ws) = (zero_slots(), Box::new(Workspace::zeroed()));
+    ct.decrypt(&ctx, &sk, &mut plain, &mut ws)
+        .map_err(CliError::seal_file(source))?;
+    let mut slots = zero_slots();
+    let decoded =
+        encoder::decode(&plain, &mut slots).map_err(CliError::device(Operation::Decoding));
+    plain.zeroize();
+    decoded?;
+    Ok(slots)
+}

@@ -1,0 +1,166 @@
+//! `zeppelin demo [--dir D] [--preset NAME]`: keygen, encryption of sensor readings, adapt and
+//! decryption end to end, with sizes and timings on this host.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use zeppelin::encoder::FixedPoint;
+use zeppelin_seal::device::{DeviceContext, SealPreset};
+use zeppelin_seal::ComprMode;
+
+use crate::adapt::adapt_bytes;
+use crate::decrypt::decrypt_bytes;
+use crate::encrypt::{encrypt_bytes, Mode};
+use crate::error::{CliError, CliResult, IoAction, Operation};
+use crate::keydir::{write, KeyDir};
+use crate::keygen::keygen;
+use crate::preset::{degree, plain_modulus, zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
+
+/// Arguments of `zeppelin demo`.
+#[derive(Args)]
+pub struct DemoArgs {
+    /// Keep the files here instead of a temporary directory.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Parameter preset of the device.
+    #[arg(long, value_enum, default_value = DEFAULT_PRESET)]
+    pub preset: PresetId,
+}
+
+/// Runs `zeppelin demo`.
+pub fn run(a: &DemoArgs) -> CliResult<()> {
+    struct Demo<'a>(&'a Path);
+    impl PresetFn for Demo<'_> {
+        type Output = CliResult<()>;
+        fn call<P: SealPreset>(self) -> CliResult<()> {
+            demo_in::<P>(self.0)
+        }
+    }
+    match &a.dir {
+        Some(dir) => {
+            a.preset.run(Demo(dir))?;
+            println!(
+                "next: `zeppelin keys --dir {} --relin --galois` for a SEAL server",
+                dir.display()
+            );
+            Ok(())
+        }
+        None => {
+            let dir = std::env::temp_dir().join(format!("zeppelin-demo-{}", std::process::id()));
+            let result = a.preset.run(Demo(&dir));
+            // Temporary files (a secret key among them) do not outlive the demo.
+            let removed = fs::remove_dir_all(&dir);
+            result?;
+            removed.map_err(|source| CliError::Io {
+                action: IoAction::Remove,
+                path: dir.clone(),
+                source,
+            })?;
+            println!("(temporary directory removed; pass --dir to keep the files)");
+            Ok(())
+        }
+    }
+}
+
+fn demo_in<P: SealPreset>(dir: &Path) -> CliResult<()> {
+    let n = degree::<P>();
+    println!(
+        "Zeppelin demo: preset {}, n = {n}, t = {}, data primes {:?}",
+        P::NAME,
+        plain_modulus::<P>(),
+        P::DATA_PRIMES
+    );
+    println!(
+        "files in {}; timings are of the device code running on this host",
+        dir.display()
+    );
+
+    let t0 = Instant::now();
+    keygen::<P>(dir)?;
+    println!(
+        "keygen (device key + SEAL params/secret/public key)  {:>9.2} ms",
+        ms(t0)
+    );
+    let keys = KeyDir::new(dir);
+
+    // Sensor readings: temperatures in degrees Celsius, quantized to 1/64 degree per slot.
+    let fixed = FixedPoint::new(6).map_err(CliError::device(Operation::FixedPoint))?;
+    let readings: Vec<f64> = (0..n)
+        .map(|i| 21.5 + 3.0 * ((i as f64) * 0.01).sin() - 0.25 * ((i % 7) as f64))
+        .collect();
+    let mut slots = zero_slots();
+    fixed
+        .quantize_slots(&readings, &mut slots)
+        .map_err(CliError::device(Operation::Quantizing))?;
+    println!(
+        "{n} sensor readings, e.g. {:.3} {:.3} {:.3} C, 1/64 C per step",
+        readings[0], readings[1], readings[2]
+    );
+
+    let t0 = Instant::now();
+    let seeded = encrypt_bytes::<P>(&keys, &slots, Mode::Seeded, P::K)?;
+    println!(
+        "encode + seeded encrypt (device)                    {:>9.2} ms  {:>7} bytes",
+        ms(t0),
+        seeded.len()
+    );
+    let full = encrypt_bytes::<P>(&keys, &slots, Mode::Symmetric, P::K)?;
+    println!(
+        "  (classic symmetric ciphertext for comparison:                {:>7} bytes)",
+        full.len()
+    );
+    let t0 = Instant::now();
+    let public = encrypt_bytes::<P>(&keys, &slots, Mode::Public, P::K)?;
+    println!(
+        "encode + public-key encrypt (device)                {:>9.2} ms  {:>7} bytes",
+        ms(t0),
+        public.len()
+    );
+    let reading_ct = keys.path("reading.ct");
+    write(&reading_ct, &seeded)?;
+
+    let t0 = Instant::now();
+    let ctx = DeviceContext::<P>::new().map_err(CliError::seal(Operation::SealParameters))?;
+    let seal_bytes = adapt_bytes(&ctx, &seeded, &reading_ct, ComprMode::None)?;
+    println!(
+        "adapt: expand seed -> SEAL Ciphertext (server)      {:>9.2} ms  {:>7} bytes",
+        ms(t0),
+        seal_bytes.len()
+    );
+    let reading_seal = keys.path("reading.seal");
+    write(&reading_seal, &seal_bytes)?;
+    println!(
+        "seeded device form: {:.2} % of the full ciphertext over the same primes, {:.2} % of the SEAL ciphertext",
+        100.0 * seeded.len() as f64 / full.len() as f64,
+        100.0 * seeded.len() as f64 / seal_bytes.len() as f64
+    );
+
+    let t0 = Instant::now();
+    let back = decrypt_bytes::<P>(&keys, &seal_bytes, &reading_seal)?;
+    println!(
+        "decrypt SEAL ciphertext + decode (device)           {:>9.2} ms",
+        ms(t0)
+    );
+    let mut decoded = vec![0f64; n];
+    fixed.dequantize_slots(&back, &mut decoded);
+    let worst = readings
+        .iter()
+        .zip(&decoded)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f64, f64::max);
+    let exact = back[..] == slots[..];
+    println!(
+        "slots round trip exactly: {exact}; largest reading error {worst:.5} C (bound {:.5})",
+        1.0 / 128.0
+    );
+    if !exact {
+        return Err(CliError::RoundTrip { command: "demo" });
+    }
+    Ok(())
+}
+
+fn ms(t0: Instant) -> f64 {
+    t0.elapsed().as_secs_f64() * 1e3
+}

@@ -1,0 +1,268 @@
+//! The CLI's one error type. Each variant keeps its cause as `source()`, and its `Display` is
+//! one line that includes the cause's text, so `main` prints `zeppelin: error: {error}` as it
+//! is (exit status 1).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use zeppelin_seal::SealError;
+
+use crate::evalmult::EvalmultError;
+use crate::rblwe::RblweError;
+
+/// Result of a subcommand.
+pub type CliResult<T> = Result<T, CliError>;
+
+/// What a file operation was doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoAction {
+    /// Reading a file.
+    Read,
+    /// Writing a file.
+    Write,
+    /// Creating a directory.
+    Create,
+    /// Moving a finished file into place.
+    Rename,
+    /// Removing a directory.
+    Remove,
+}
+
+impl fmt::Display for IoAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoAction::Read => "read",
+            IoAction::Write => "write",
+            IoAction::Create => "create",
+            IoAction::Rename => "move into place",
+            IoAction::Remove => "remove",
+        })
+    }
+}
+
+/// An operation of the device client or of the SEAL side that is not about one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// The device's secret key.
+    SecretKeyGeneration,
+    /// The device's public key.
+    PublicKeyGeneration,
+    /// Batch encoding of the slots.
+    Encoding,
+    /// Batch decoding of the plaintext.
+    Decoding,
+    /// Seeded symmetric encryption.
+    SeededEncryption,
+    /// Classic symmetric encryption.
+    SymmetricEncryption,
+    /// Public-key encryption.
+    PublicEncryption,
+    /// Decryption.
+    Decryption,
+    /// The fixed-point scale of the demo.
+    FixedPoint,
+    /// Quantizing the demo's readings.
+    Quantizing,
+    /// The SEAL context of the preset.
+    SealParameters,
+    /// The SEAL secret key.
+    SealSecretKey,
+    /// The SEAL public key.
+    SealPublicKey,
+    /// Device ciphertext to SEAL ciphertext.
+    Adapting,
+    /// SEAL's own seeded form (reseeding, writing).
+    SealSeededForm,
+    /// Writing a SEAL ciphertext.
+    SealCiphertext,
+    /// Writing the device's wire form.
+    WireForm,
+    /// Preparing key-switching key generation.
+    KeyGeneration,
+    /// Relinearization keys.
+    RelinKeys,
+    /// Galois keys.
+    GaloisKeys,
+    /// Galois elements for `--steps`.
+    Steps,
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Operation::SecretKeyGeneration => "secret key generation",
+            Operation::PublicKeyGeneration => "public key generation",
+            Operation::Encoding => "encoding",
+            Operation::Decoding => "decoding",
+            Operation::SeededEncryption => "seeded encryption",
+            Operation::SymmetricEncryption => "symmetric encryption",
+            Operation::PublicEncryption => "public-key encryption",
+            Operation::Decryption => "decryption",
+            Operation::FixedPoint => "fixed point",
+            Operation::Quantizing => "quantizing",
+            Operation::SealParameters => "SEAL parameters",
+            Operation::SealSecretKey => "SEAL secret key",
+            Operation::SealPublicKey => "SEAL public key",
+            Operation::Adapting => "adapter",
+            Operation::SealSeededForm => "SEAL seeded form",
+            Operation::SealCiphertext => "SEAL ciphertext",
+            Operation::WireForm => "wire form",
+            Operation::KeyGeneration => "key generation",
+            Operation::RelinKeys => "relinearization keys",
+            Operation::GaloisKeys => "Galois keys",
+            Operation::Steps => "--steps",
+        })
+    }
+}
+
+/// Everything a `zeppelin` subcommand can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file or directory could not be read, written, created or removed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: IoAction,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The key directory has no preset file.
+    #[error("cannot read {} (run `zeppelin keygen --dir {}` first): {source}", path.display(), dir.display())]
+    NoKeyDirectory {
+        /// The preset file.
+        path: PathBuf,
+        /// The key directory.
+        dir: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The preset file names no known preset.
+    #[error("{}: unknown preset {found:?}", path.display())]
+    UnknownPreset {
+        /// The preset file.
+        path: PathBuf,
+        /// Its content.
+        found: String,
+    },
+    /// A SEAL object in a file, or its conversion for the device, was refused.
+    #[error("{}: {source}", path.display())]
+    SealFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: SealError,
+    },
+    /// A SEAL-side operation failed.
+    #[error("{operation}: {source}")]
+    Seal {
+        /// The operation.
+        operation: Operation,
+        /// What is wrong.
+        #[source]
+        source: SealError,
+    },
+    /// A device key file was refused.
+    #[error("{}: {source}", path.display())]
+    DeviceFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        #[source]
+        source: zeppelin::Error,
+    },
+    /// A device operation failed.
+    #[error("{operation}: {source}")]
+    Device {
+        /// The operation.
+        operation: Operation,
+        /// What is wrong.
+        #[source]
+        source: zeppelin::Error,
+    },
+    /// A line of a values file that is not a slot value.
+    #[error("{} line {line}: {text:?} is not an integer in [0, {t})", path.display())]
+    BadValue {
+        /// The values file.
+        path: PathBuf,
+        /// Line number (from 1).
+        line: usize,
+        /// The line.
+        text: String,
+        /// The plaintext modulus.
+        t: u32,
+    },
+    /// A values file with more values than slots.
+    #[error("{} line {line}: more than {slots} values", path.display())]
+    TooManyValues {
+        /// The values file.
+        path: PathBuf,
+        /// Line number (from 1) of the first value too many.
+        line: usize,
+        /// The number of slots.
+        slots: usize,
+    },
+    /// `--level` outside the preset's levels.
+    #[error("--level {level} is not in 1..={max} for this preset")]
+    Level {
+        /// The level given.
+        level: usize,
+        /// The preset's number of data primes.
+        max: usize,
+    },
+    /// `adapt` was given a SEAL ciphertext.
+    #[error("{}: a SEAL ciphertext, not a device wire form (adapt reads the device's seeded or full form)", path.display())]
+    NotDeviceForm {
+        /// The input file.
+        path: PathBuf,
+    },
+    /// `keys` without `--relin` or `--galois`.
+    #[error("nothing to do: pass --relin and/or --galois")]
+    NothingToDo,
+    /// `--steps` without `--galois`.
+    #[error("--steps needs --galois")]
+    StepsWithoutGalois,
+    /// A self-check of `demo` or `bench` decrypted to other slots.
+    #[error("{command}: decrypted slots differ from the encrypted ones")]
+    RoundTrip {
+        /// The subcommand.
+        command: &'static str,
+    },
+    /// Standard output could not be written.
+    #[error("cannot write to stdout: {source}")]
+    Stdout {
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `zeppelin evalmult` failed.
+    #[error(transparent)]
+    Evalmult(#[from] EvalmultError),
+    /// `zeppelin rblwe` failed.
+    #[error(transparent)]
+    Rblwe(#[from] RblweError),
+}
+
+impl CliError {
+    /// `map_err` adapter for a SEAL-side operation.
+    pub fn seal(operation: Operation) -> impl FnOnce(SealError) -> CliError {
+        move |source| CliError::Seal { operation, source }
+    }
+
+    /// `map_err` adapter for a SEAL object in a file.
+    pub fn seal_file(path: &std::path::Path) -> impl FnOnce(SealError) -> CliError + '_ {
+        move |source| CliError::SealFile {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// `map_err` adapter for a device operation.
+    pub fn device(operation: Operation) -> impl FnOnce(zeppelin::Error) -> CliError {
+        move |source| CliError::Device { operation, source }
+    }
+}

@@ -1,0 +1,59 @@
+//! Slot values in text form: the `--in values.txt` of `encrypt`, the output of `decrypt`.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use zeppelin::Params;
+
+use crate::error::{CliError, CliResult, IoAction};
+use crate::preset::{degree, plain_modulus, zero_slots, Slots};
+
+/// Up to `n` integers below `t`, one per line (blank lines ignored); missing slots are 0.
+pub fn parse_values<P: Params>(path: &Path) -> CliResult<Box<Slots>> {
+    let text = fs::read_to_string(path).map_err(|source| CliError::Io {
+        action: IoAction::Read,
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (n, t) = (degree::<P>(), plain_modulus::<P>());
+    let mut slots = zero_slots();
+    let mut filled = slots.iter_mut();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some(slot) = filled.next() else {
+            return Err(CliError::TooManyValues {
+                path: path.to_path_buf(),
+                line: i + 1,
+                slots: n,
+            });
+        };
+        *slot = line
+            .parse()
+            .ok()
+            .filter(|&v| v < t)
+            .ok_or_else(|| CliError::BadValue {
+                path: path.to_path_buf(),
+                line: i + 1,
+                text: line.to_owned(),
+                t,
+            })?;
+    }
+    Ok(slots)
+}
+
+/// Prints the slots, one per line.
+pub fn print_slots(slots: &Slots) -> CliResult<()> {
+    let mut out = String::with_capacity(slots.len() * 6);
+    for v in slots {
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    std::io::stdout()
+        .lock()
+        .write_all(out.as_bytes())
+        .map_err(|source| CliError::Stdout { source })
+}
