@@ -17,29 +17,8 @@ use core::marker::PhantomData;
 
 use crate::error::Error;
 use crate::params::{BitmapStorage, Params};
-use crate::plaintext::Plaintext;
+use crate::plaintext::{check_below_t, Plaintext};
 use zeppelin_ring::{ct, Ntt, NttBackend};
-
-/// Checks that every value is below `t`, in constant time until the verdict (the values may
-/// be secret sensor data): one branch on the accumulated mask.
-pub(crate) fn check_below_t(values: &[u32], t: u32) -> Result<(), Error> {
-    let mut bad = 0u32;
-    for &v in values.iter() {
-        bad |= !ct::mask_lt(v, t);
-    }
-    if bad == 0 {
-        return Ok(());
-    }
-    // Error path only: find the first offending value to report it.
-    match values.iter().position(|&v| v >= t) {
-        Some(index) => Err(Error::PlaintextOutOfRange {
-            index,
-            value: values[index],
-            t,
-        }),
-        None => Ok(()),
-    }
-}
 
 /// Encodes `slots` (each `< t`; at most `n` of them, the remaining slots are 0) into the
 /// plaintext `plain`. Nothing is written if a slot is out of range.

@@ -3,9 +3,9 @@
 
 use zeroize::Zeroize;
 
-use crate::encoder::check_below_t;
 use crate::error::Error;
 use crate::params::{Params, RnsStorage};
+use zeppelin_ring::ct;
 
 /// A plaintext of preset `P`: `n` coefficients, each below `t`. Made by
 /// [`crate::encoder::encode`], by decryption, or from checked coefficients. The readings it
@@ -75,5 +75,26 @@ impl<P: Params> core::fmt::Debug for Plaintext<P> {
 impl<P: Params> Drop for Plaintext<P> {
     fn drop(&mut self) {
         self.coeffs.as_mut().zeroize();
+    }
+}
+
+/// Checks that every value is below `t`, in constant time until the verdict (the values may
+/// be secret sensor data): one branch on the accumulated mask.
+pub(crate) fn check_below_t(values: &[u32], t: u32) -> Result<(), Error> {
+    let mut bad = 0u32;
+    for &v in values.iter() {
+        bad |= !ct::mask_lt(v, t);
+    }
+    if bad == 0 {
+        return Ok(());
+    }
+    // Error path only: find the first offending value to report it.
+    match values.iter().position(|&v| v >= t) {
+        Some(index) => Err(Error::PlaintextOutOfRange {
+            index,
+            value: values[index],
+            t,
+        }),
+        None => Ok(()),
     }
 }

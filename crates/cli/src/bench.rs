@@ -12,8 +12,8 @@ use clap::Args;
 use rand_core::{OsRng, RngCore};
 
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, PublicKey, SecretKey, SecretSeed, SeededCiphertext,
-    Workspace,
+    encoder, Bfv, Ciphertext, EncryptionSeeds, Plaintext, PublicKey, SecretKey, SecretSeed,
+    SeededCiphertext, Workspace,
 };
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 
@@ -98,7 +98,7 @@ fn median_us(runs: usize, mut op: impl FnMut() -> CliResult<()>) -> CliResult<f6
 
 /// Medians in the order of [`OPERATIONS`].
 fn bench<P: SealPreset>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
-    let mut slots = zero_slots();
+    let mut slots = zero_slots::<P>();
     for s in slots.iter_mut() {
         *s = OsRng.next_u32() % plain_modulus::<P>();
     }
@@ -110,7 +110,7 @@ fn bench<P: SealPreset>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
     Bfv::<P>::generate_public_key(&sk, &mut OsRng, &mut pk, &mut ws)
         .map_err(CliError::device(Operation::PublicKeyGeneration))?;
 
-    let mut plain = zero_slots();
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
     let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
     let mut full = Box::new(Ciphertext::<P>::zeroed());
 
@@ -141,7 +141,7 @@ fn bench<P: SealPreset>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
 
     // `full` now holds a public-key ciphertext of `slots`: decrypting it must give them back,
     // so a broken build cannot report a time for wrong work.
-    let mut decoded = zero_slots();
+    let mut decoded = zero_slots::<P>();
     let decrypt_decode = median_us(runs, || {
         Bfv::<P>::decrypt(&sk, &full, &mut plain, &mut ws)
             .map_err(CliError::device(Operation::Decryption))?;

@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use zeppelin::{encoder, Workspace};
+use zeppelin::{encoder, Plaintext, Workspace};
 use zeppelin_seal::device::{self, SealPreset};
-use zeroize::Zeroize;
 
 use crate::error::{CliError, CliResult, Operation};
 use crate::keydir::{read, KeyDir};
@@ -29,8 +28,8 @@ pub struct DecryptArgs {
 pub fn run(a: &DecryptArgs) -> CliResult<()> {
     struct Decrypt<'a>(&'a DecryptArgs);
     impl PresetFn for Decrypt<'_> {
-        type Output = CliResult<Box<Slots>>;
-        fn call<P: SealPreset>(self) -> CliResult<Box<Slots>> {
+        type Output = CliResult<Slots>;
+        fn call<P: SealPreset>(self) -> CliResult<Slots> {
             let bytes = read(&self.0.input)?;
             decrypt_bytes::<P>(&KeyDir::new(&self.0.dir), &bytes, &self.0.input)
         }
@@ -45,17 +44,16 @@ pub fn decrypt_bytes<P: SealPreset>(
     keys: &KeyDir<'_>,
     bytes: &[u8],
     source: &Path,
-) -> CliResult<Box<Slots>> {
+) -> CliResult<Slots> {
     let sk = keys.device_secret_key::<P>()?;
     let ctx = keys.device_context::<P>()?;
     let ct = device::read_any(&ctx, bytes).map_err(CliError::seal_file(source))?;
-    let (mut plain, mut ws) = (zero_slots(), Box::new(Workspace::zeroed()));
+    // The plaintext is zeroized when it drops.
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
     ct.decrypt(&ctx, &sk, &mut plain, &mut ws)
         .map_err(CliError::seal_file(source))?;
-    let mut slots = zero_slots();
-    let decoded =
-        encoder::decode(&plain, &mut slots).map_err(CliError::device(Operation::Decoding));
-    plain.zeroize();
-    decoded?;
+    let mut slots = zero_slots::<P>();
+    encoder::decode(&plain, &mut slots).map_err(CliError::device(Operation::Decoding))?;
     Ok(slots)
 }

@@ -86,11 +86,11 @@ fn demo_in<P: SealPreset>(dir: &Path) -> CliResult<()> {
     let keys = KeyDir::new(dir);
 
     // Sensor readings: temperatures in degrees Celsius, quantized to 1/64 degree per slot.
-    let fixed = FixedPoint::new(6).map_err(CliError::device(Operation::FixedPoint))?;
+    let fixed = FixedPoint::<P>::new(6).map_err(CliError::device(Operation::FixedPoint))?;
     let readings: Vec<f64> = (0..n)
         .map(|i| 21.5 + 3.0 * ((i as f64) * 0.01).sin() - 0.25 * ((i % 7) as f64))
         .collect();
-    let mut slots = zero_slots();
+    let mut slots = zero_slots::<P>();
     fixed
         .quantize_slots(&readings, &mut slots)
         .map_err(CliError::device(Operation::Quantizing))?;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use rand_core::{OsRng, RngCore};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, SecretSeed, SeededCiphertext, Workspace,
+    encoder, Bfv, Ciphertext, EncryptionSeeds, Plaintext, SecretSeed, SeededCiphertext, Workspace,
 };
 use zeppelin_seal::convert::reseed;
 use zeppelin_seal::device::{self, SealPreset};
@@ -15,7 +15,7 @@ use zeppelin_seal::{ComprMode, PrngInfo, PrngType};
 
 use crate::error::{CliError, CliResult, Operation};
 use crate::keydir::{write, KeyDir};
-use crate::preset::{zero_slots, PresetFn, Slots};
+use crate::preset::PresetFn;
 use crate::slots::parse_values;
 
 /// How to encrypt.
@@ -76,11 +76,11 @@ pub fn run(a: &EncryptArgs) -> CliResult<()> {
 /// output file's bytes.
 pub fn encrypt_bytes<P: SealPreset>(
     keys: &KeyDir<'_>,
-    slots: &Slots,
+    slots: &[u32],
     mode: Mode,
     level: usize,
 ) -> CliResult<Vec<u8>> {
-    let mut plain = zero_slots();
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
     encoder::encode(slots, &mut plain).map_err(CliError::device(Operation::Encoding))?;
     let mut ws = Box::new(Workspace::zeroed());
     let wire = CliError::seal(Operation::WireForm);

@@ -9,30 +9,22 @@ use zeppelin_seal::device::SealPreset;
 /// The default preset's name (`zeppelin::DefaultParams`).
 pub const DEFAULT_PRESET: &str = <zeppelin::DefaultParams as Params>::NAME;
 
-/// The slots (and plaintext polynomial) of a device preset.
-pub type Slots = [u32; zeppelin::N];
+/// The slot values of a device preset (`n` of them, each below `t`).
+pub type Slots = Vec<u32>;
 
-/// All-zero slots on the heap.
-pub fn zero_slots() -> Box<Slots> {
-    Box::new([0; zeppelin::N])
+/// All-zero slots of preset `P`.
+pub fn zero_slots<P: Params>() -> Slots {
+    vec![0; P::N]
 }
 
-/// The ring degree of preset `P` (the one place the CLI reads it).
-#[expect(
-    clippy::extra_unused_type_parameters,
-    reason = "every preset has n = 4096 today; this becomes P::N when presets carry their degree"
-)]
+/// The ring degree of preset `P`.
 pub fn degree<P: Params>() -> usize {
-    zeppelin::N
+    P::N
 }
 
-/// The plaintext modulus of preset `P` (the one place the CLI reads it).
-#[expect(
-    clippy::extra_unused_type_parameters,
-    reason = "every preset has t = 65537 today; this becomes P::T when presets carry it"
-)]
+/// The plaintext modulus of preset `P`.
 pub fn plain_modulus<P: Params>() -> u32 {
-    zeppelin::T
+    P::T
 }
 
 /// Something to run with a preset's type: [`PresetId::run`] calls `call::<P>()`.
@@ -79,6 +71,7 @@ macro_rules! presets {
 presets! {
     Seal4096 => zeppelin::Seal4096,
     Zeppelin4096 => zeppelin::Zeppelin4096,
+    Seal8192 => zeppelin::Seal8192,
 }
 
 impl PresetId {

@@ -10,14 +10,14 @@ use crate::error::{CliError, CliResult, IoAction};
 use crate::preset::{degree, plain_modulus, zero_slots, Slots};
 
 /// Up to `n` integers below `t`, one per line (blank lines ignored); missing slots are 0.
-pub fn parse_values<P: Params>(path: &Path) -> CliResult<Box<Slots>> {
+pub fn parse_values<P: Params>(path: &Path) -> CliResult<Slots> {
     let text = fs::read_to_string(path).map_err(|source| CliError::Io {
         action: IoAction::Read,
         path: path.to_path_buf(),
         source,
     })?;
     let (n, t) = (degree::<P>(), plain_modulus::<P>());
-    let mut slots = zero_slots();
+    let mut slots = zero_slots::<P>();
     let mut filled = slots.iter_mut();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -46,7 +46,7 @@ pub fn parse_values<P: Params>(path: &Path) -> CliResult<Box<Slots>> {
 }
 
 /// Prints the slots, one per line.
-pub fn print_slots(slots: &Slots) -> CliResult<()> {
+pub fn print_slots(slots: &[u32]) -> CliResult<()> {
     let mut out = String::with_capacity(slots.len() * 6);
     for v in slots {
         out.push_str(&v.to_string());

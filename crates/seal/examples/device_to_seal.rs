@@ -6,7 +6,9 @@
 //! Run with `cargo run --release -p zeppelin-seal --example device_to_seal`.
 
 use rand_core::OsRng;
-use zeppelin::{encoder, Bfv, Ciphertext, Seal4096, SecretKey, SeededCiphertext, Workspace};
+use zeppelin::{
+    encoder, Bfv, Ciphertext, Params, Plaintext, Seal4096, SecretKey, SeededCiphertext, Workspace,
+};
 use zeppelin_seal::convert::mod_switch_to_next;
 use zeppelin_seal::device::{self, DeviceContext};
 use zeppelin_seal::{Ciphertext as SealCiphertext, ComprMode};
@@ -20,11 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Box::new(Workspace::zeroed()),
     );
     Bfv::<P>::generate_secret_key(&mut OsRng, &mut sk)?;
-    let (mut slots, mut plain) = (Box::new([0u32; 4096]), Box::new([0u32; 4096]));
-    slots
-        .iter_mut()
-        .enumerate()
-        .for_each(|(i, s)| *s = i as u32 * 16);
+    let slots: Vec<u32> = (0..P::N as u32).map(|i| i * 16 % P::T).collect();
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
     encoder::encode(&slots, &mut plain)?;
     let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
     Bfv::<P>::encrypt_seeded(&sk, &plain, &mut OsRng, &mut seeded, &mut ws)?;
@@ -40,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut back = Box::new(Ciphertext::<P>::zeroed());
     device::from_seal(&ctx, &SealCiphertext::load(ctx.seal(), &reply)?, &mut back)?;
     Bfv::<P>::decrypt(&sk, &back, &mut plain, &mut ws)?;
-    let mut decoded = Box::new([0u32; 4096]);
+    let mut decoded = vec![0u32; P::N];
     encoder::decode(&plain, &mut decoded)?;
 
     assert_eq!(decoded, slots);

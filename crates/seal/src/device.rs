@@ -20,13 +20,13 @@
 //!   residues for SEAL's special prime, so SEAL's public key is generated from the secret).
 //!
 //! ```
-//! use zeppelin::{Bfv, Ciphertext, Seal4096, SecretKey, SecretSeed, Workspace};
+//! use zeppelin::{Bfv, Ciphertext, Plaintext, Seal4096, SecretKey, SecretSeed, Workspace};
 //! use zeppelin_seal::device::{self, DeviceContext};
 //!
 //! let ctx = DeviceContext::<Seal4096>::new()?;
 //! let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 //! Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-//! let (plain, mut ws) = (Box::new([5u32; 4096]), Box::new(Workspace::zeroed()));
+//! let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::zeroed()));
 //! let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
 //! Bfv::<Seal4096>::encrypt_symmetric(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)?;
 //!
@@ -43,8 +43,8 @@ use std::marker::PhantomData;
 use rand_core::{CryptoRng, RngCore};
 use zeppelin::wire::{self as device_wire, AES_CTR_PRNG_TYPE};
 use zeppelin::{
-    Bfv, Ciphertext as DeviceCiphertext, Params, PublicKey as DevicePublicKey, Seal4096,
-    SecretKey as DeviceSecretKey, SeededCiphertext, Workspace, Zeppelin4096,
+    Bfv, Ciphertext as DeviceCiphertext, NttRows, Params, Plaintext, PublicKey as DevicePublicKey,
+    Seal4096, Seal8192, SecretKey as DeviceSecretKey, SeededCiphertext, Workspace, Zeppelin4096,
 };
 use zeroize::Zeroize;
 
@@ -57,25 +57,14 @@ use crate::parms_id::ParmsId;
 use crate::poly::RnsNtt;
 use crate::wire::{ComprMode, SealHeader, HEADER_SIZE};
 
-/// The ring degree of preset `P` (the one place this crate reads it).
-#[expect(
-    clippy::extra_unused_type_parameters,
-    reason = "every preset has n = 4096 today; this becomes P::N when presets carry their degree"
-)]
+/// The ring degree of preset `P`.
 fn degree<P: Params>() -> usize {
-    zeppelin::N
+    P::N
 }
 
-/// A plaintext polynomial of the device (`n` coefficients below `t`).
-type DevicePlain = [u32; zeppelin::N];
-
-/// The plaintext modulus of preset `P` (the one place this crate reads it).
-#[expect(
-    clippy::extra_unused_type_parameters,
-    reason = "every preset has t = 65537 today; this becomes P::T when presets carry it"
-)]
+/// The plaintext modulus of preset `P`.
 fn plain_modulus<P: Params>() -> u64 {
-    u64::from(zeppelin::T)
+    u64::from(P::T)
 }
 
 /// A device preset and the SEAL parameters its ciphertexts travel under.
@@ -94,6 +83,10 @@ impl SealPreset for Seal4096 {
 
 impl SealPreset for Zeppelin4096 {
     type Seal = Seal4096;
+}
+
+impl SealPreset for Seal8192 {
+    type Seal = Seal8192;
 }
 
 impl EncryptionParameters {
@@ -319,12 +312,12 @@ impl<P: SealPreset> DeviceContext<P> {
 /// `mod_switch_to_next`). Every residue is checked below its prime first.
 ///
 /// ```
-/// use zeppelin::{Bfv, Ciphertext, SecretKey, SecretSeed, Workspace, Zeppelin4096};
+/// use zeppelin::{Bfv, Ciphertext, Plaintext, SecretKey, SecretSeed, Workspace, Zeppelin4096};
 /// use zeppelin_seal::device::{self, DeviceContext};
 /// let ctx = DeviceContext::<Zeppelin4096>::new()?;
 /// let mut sk = Box::new(SecretKey::<Zeppelin4096>::zeroed());
 /// Bfv::<Zeppelin4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-/// let (plain, mut ws) = (Box::new([9u32; 4096]), Box::new(Workspace::zeroed()));
+/// let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::zeroed()));
 /// let mut ct = Box::new(Ciphertext::<Zeppelin4096>::zeroed());
 /// Bfv::<Zeppelin4096>::encrypt_symmetric(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)?;
 /// assert_eq!(ct.level(), 4);
@@ -349,7 +342,7 @@ pub fn to_seal<P: SealPreset>(
     let n = degree::<P>();
     let target = ctx.seal_level_for(level)?;
     let mut primes: Vec<u64> = widen(P::DATA_PRIMES.get(..level).unwrap_or_default()).collect();
-    let mut data: Vec<u64> = widen(ct.c0()).chain(widen(ct.c1())).collect();
+    let mut data: Vec<u64> = widen(&ct.c0()).chain(widen(&ct.c1())).collect();
     // Rows filled in place (`rows_mut`) are unchecked: check before any arithmetic.
     check_residues(&data, &primes, n, "device ciphertext")?;
     while primes.len() > target.coeff_modulus.len() {
@@ -515,8 +508,8 @@ impl<P: SealPreset> AnyCiphertext<P> {
                 let (c0, c1) = out
                     .rows_mut(ct.level())
                     .map_err(device_err("device ciphertext"))?;
-                c0.copy_from_slice(ct.c0());
-                c1.copy_from_slice(ct.c1());
+                c0.copy_from_slice(&ct.c0());
+                c1.copy_from_slice(&ct.c1());
                 Ok(())
             }
             Self::Seal(ct) => from_seal(ctx, ct, out),
@@ -543,8 +536,8 @@ impl<P: SealPreset> AnyCiphertext<P> {
         &self,
         ctx: &DeviceContext<P>,
         sk: &DeviceSecretKey<P>,
-        plain: &mut DevicePlain,
-        ws: &mut Workspace,
+        plain: &mut Plaintext<P>,
+        ws: &mut Workspace<P>,
     ) -> Result<()> {
         let decrypted = match self {
             Self::DeviceSeeded(ct) => Bfv::<P>::decrypt_seeded(sk, ct, plain, ws),
@@ -631,13 +624,13 @@ fn recognise<P: SealPreset>(ctx: &DeviceContext<P>, bytes: &[u8]) -> Result<Form
 /// SHAKE256), expanded as SEAL does.
 ///
 /// ```
-/// use zeppelin::{Bfv, SecretKey, SecretSeed, SeededCiphertext, Seal4096, Workspace};
+/// use zeppelin::{Bfv, Plaintext, SecretKey, SecretSeed, SeededCiphertext, Seal4096, Workspace};
 /// use zeppelin_seal::device::{self, AnyCiphertext, DeviceContext};
 /// use zeppelin_seal::ComprMode;
 /// let ctx = DeviceContext::<Seal4096>::new()?;
 /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 /// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-/// let (mut plain, mut ws) = (Box::new([3u32; 4096]), Box::new(Workspace::zeroed()));
+/// let (mut plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::zeroed()));
 /// let mut ct = Box::new(SeededCiphertext::<Seal4096>::zeroed());
 /// Bfv::<Seal4096>::encrypt_seeded(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)?;
 ///
@@ -668,7 +661,7 @@ pub fn read_any<P: SealPreset>(ctx: &DeviceContext<P>, bytes: &[u8]) -> Result<A
 
 /// The device's full wire form of `ct` (`zeppelin::wire::write_full`, into a new vector).
 pub fn to_wire_full<P: Params>(ct: &DeviceCiphertext<P>) -> Result<Vec<u8>> {
-    let mut out = vec![0u8; device_wire::full_len(ct.level())];
+    let mut out = vec![0u8; device_wire::full_len::<P>(ct.level())];
     let len = device_wire::write_full(ct, &mut out)?;
     out.truncate(len);
     Ok(out)
@@ -676,7 +669,7 @@ pub fn to_wire_full<P: Params>(ct: &DeviceCiphertext<P>) -> Result<Vec<u8>> {
 
 /// The device's seeded wire form of `ct` (`zeppelin::wire::write_seeded`, into a new vector).
 pub fn to_wire_seeded<P: Params>(ct: &SeededCiphertext<P>) -> Result<Vec<u8>> {
-    let mut out = vec![0u8; device_wire::seeded_len(ct.level())];
+    let mut out = vec![0u8; device_wire::seeded_len::<P>(ct.level())];
     let len = device_wire::write_seeded(ct, &mut out)?;
     out.truncate(len);
     Ok(out)
@@ -764,16 +757,8 @@ pub fn secret_key_from_seal<P: SealPreset>(
             .position(|(a, b)| a != b);
         match disagree {
             Some(prime) => Err(SealError::SecretKeyInconsistent { prime }),
-            None => match ternary.as_slice().try_into() {
-                Ok(coeffs) => out.set_ternary(coeffs).map_err(device_err("secret key")),
-                Err(_) => Err(mismatch::<P>(
-                    "SecretKey",
-                    Mismatch::DataLength {
-                        expected: n,
-                        found: ternary.len(),
-                    },
-                )),
-            },
+            // set_ternary checks the length (n) and the weight.
+            None => out.set_ternary(&ternary).map_err(device_err("secret key")),
         }
     });
     ternary.zeroize();
@@ -866,7 +851,8 @@ pub fn public_key_from_seal<P: SealPreset>(
         }
     }
     let [p0, p1] = rows;
-    out.set_ntt_rows(&p0, &p1).map_err(device_err("public key"))
+    out.set_ntt_rows(NttRows::new(&p0), NttRows::new(&p1))
+        .map_err(device_err("public key"))
 }
 
 /// A fresh SEAL `PublicKey` for the device's secret key (trusted side: SEAL's

@@ -11,8 +11,8 @@ use zeppelin::wire::{
     write_seeded, WireError, AES_CTR_PRNG_TYPE,
 };
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, Params, PublicSeed, Seal4096, SecretKey, SecretSeed,
-    SeededCiphertext, Workspace, Zeppelin4096,
+    encoder, Bfv, Ciphertext, CoeffRows, EncryptionSeeds, Params, Plaintext, PublicSeed, Seal4096,
+    Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
 };
 use zeppelin_seal::convert::reseed;
 use zeppelin_seal::device::{self, AnyCiphertext, DeviceContext, SealPreset};
@@ -44,8 +44,8 @@ fn slots() -> Box<[u32; N]> {
 /// A full and a seeded encryption of [`slots`] at `level`, from fixed seeds.
 fn encrypt<P: Params>(level: usize) -> (Box<Ciphertext<P>>, Box<SeededCiphertext<P>>) {
     let sk = secret_key::<P>();
-    let mut plain = Box::new([0u32; N]);
-    encoder::encode(&slots(), &mut plain).unwrap();
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
+    encoder::encode(&slots()[..], &mut plain).unwrap();
     let seeds = EncryptionSeeds {
         a: PublicSeed([2; 32]),
         e: SecretSeed::from_bytes([3; 32]),
@@ -61,10 +61,11 @@ fn encrypt<P: Params>(level: usize) -> (Box<Ciphertext<P>>, Box<SeededCiphertext
 /// Decrypts and decodes whatever `read_any` made of `bytes`.
 fn decrypt_any<P: SealPreset>(ctx: &DeviceContext<P>, any: &AnyCiphertext<P>) -> Box<[u32; N]> {
     let sk = secret_key::<P>();
-    let (mut plain, mut ws) = (Box::new([0u32; N]), Box::new(Workspace::zeroed()));
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
     any.decrypt(ctx, &sk, &mut plain, &mut ws).unwrap();
     let mut out = Box::new([0u32; N]);
-    encoder::decode(&plain, &mut out).unwrap();
+    encoder::decode(&plain, &mut out[..]).unwrap();
     out
 }
 
@@ -76,7 +77,7 @@ fn level_id_table_is_seals_parms_id() {
         let ctx = DeviceContext::<P>::new().unwrap();
         for l in 1..=P::K {
             let primes: Vec<u64> = P::DATA_PRIMES[..l].iter().map(|&q| u64::from(q)).collect();
-            let id = ParmsId::compute(1, N as u64, &primes, 65537);
+            let id = ParmsId::compute(1, P::N as u64, &primes, u64::from(P::T));
             assert_eq!(parms_id::<P>(l), Some(&id.0), "{} level {l}", P::NAME);
             assert_eq!(ctx.device_parms_id(l), Some(&id));
             assert_eq!(ctx.device_level(&id), Some(l));
@@ -86,6 +87,7 @@ fn level_id_table_is_seals_parms_id() {
     }
     check::<Zeppelin4096>();
     check::<Seal4096>();
+    check::<Seal8192>();
     assert_eq!(parms_id::<Seal4096>(4), None);
     assert_eq!(parms_id::<Seal4096>(0), None);
 }
@@ -95,7 +97,7 @@ fn full_form_is_byte_for_byte_the_seal_ciphertext() {
     let ctx = DeviceContext::<Seal4096>::new().unwrap();
     for level in 1..=3 {
         let (full, _) = encrypt::<Seal4096>(level);
-        let mut out = vec![0u8; full_len(level)];
+        let mut out = vec![0u8; full_len::<Seal4096>(level)];
         assert_eq!(write_full(&full, &mut out).unwrap(), out.len());
         assert_eq!(device::to_wire_full(&full).unwrap(), out);
         let mut data: Vec<u64> = full.c0().iter().map(|&v| u64::from(v)).collect();
@@ -114,7 +116,7 @@ fn full_form_is_byte_for_byte_the_seal_ciphertext() {
 #[test]
 fn seeded_form_is_seals_seeded_layout_with_the_aes_type() {
     let (_, seeded) = encrypt::<Zeppelin4096>(4);
-    let mut out = vec![0u8; seeded_len(4)];
+    let mut out = vec![0u8; seeded_len::<Zeppelin4096>(4)];
     write_seeded(&seeded, &mut out).unwrap();
     assert_eq!(out.len(), 131_266);
     assert_eq!(device::to_wire_seeded(&seeded).unwrap(), out);
@@ -199,10 +201,12 @@ fn a_seal_ciphertext_over_other_primes_is_refused_not_decrypted_to_garbage() {
     // The device client alone cannot tell: its rows are below the preset's primes, so
     // decryption of the raw rows "succeeds" (this is what the old row-based adapter led to).
     let sk = secret_key::<Seal4096>();
-    let (mut plain, mut ws) = (Box::new([0u32; N]), Box::new(Workspace::zeroed()));
+    let mut plain = Box::new(Plaintext::<Seal4096>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
     let rows = |p: &[u64]| p.iter().map(|&v| v as u32).collect::<Vec<u32>>();
     let (c0, c1) = (rows(ct.poly(0)), rows(ct.poly(1)));
-    assert!(Bfv::<Seal4096>::decrypt_rows(&sk, 3, &c0, &c1, &mut plain, &mut ws).is_ok());
+    let (c0, c1) = (CoeffRows::new(&c0), CoeffRows::new(&c1));
+    assert!(Bfv::<Seal4096>::decrypt_rows(&sk, 3, c0, c1, &mut plain, &mut ws).is_ok());
 
     // The bridge refuses it with the typed error, whatever the caller's context.
     let ctx = DeviceContext::<Seal4096>::new().unwrap();
@@ -409,7 +413,7 @@ fn read_any_recognises_every_form_by_its_header() {
             };
             let reseeded = reseed(ctx.seal(), &seal_ct, &seal_sk, &info).unwrap();
             let bytes = reseeded.save_seeded(&info, ComprMode::None).unwrap();
-            assert_eq!(bytes.len(), seeded_len(3));
+            assert_eq!(bytes.len(), seeded_len::<P>(3));
             let any = device::read_any(&ctx, &bytes).unwrap();
             assert_eq!(kind(&any), "SEAL", "{} {prng_type:?}", P::NAME);
             assert_eq!(decrypt_any(&ctx, &any), want);
@@ -487,7 +491,7 @@ fn public_keys_and_secret_keys_convert_both_ways() {
     // The data-prime rows are the device's own NTT rows.
     assert!(seal_sk.data[..3 * N]
         .iter()
-        .zip(sk.ntt_residues())
+        .zip(sk.ntt_residues().iter())
         .all(|(&a, &b)| a == u64::from(b)));
     let mut back = Box::new(SecretKey::<Seal4096>::zeroed());
     device::secret_key_from_seal(&ctx, &seal_sk, &mut back).unwrap();
@@ -503,8 +507,8 @@ fn public_keys_and_secret_keys_convert_both_ways() {
     let seal_pk = device::seal_public_key(&ctx, &sk, &mut rand_core::OsRng).unwrap();
     let mut pk = Box::new(zeppelin::PublicKey::<Seal4096>::zeroed());
     device::public_key_from_seal(&ctx, &seal_pk, &mut pk).unwrap();
-    let mut plain = Box::new([0u32; N]);
-    encoder::encode(&slots(), &mut plain).unwrap();
+    let mut plain = Box::new(Plaintext::<Seal4096>::zeroed());
+    encoder::encode(&slots()[..], &mut plain).unwrap();
     let mut ws = Box::new(Workspace::zeroed());
     let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
     Bfv::<Seal4096>::encrypt_public(&pk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws).unwrap();

@@ -320,9 +320,14 @@ fn seal_objects_convert_to_device_objects_and_back() {
     let mut dev_sk = Box::new(zeppelin::SecretKey::<Seal4096>::zeroed());
     device::secret_key_from_seal(&dctx, &sk, &mut dev_sk).unwrap();
     assert_eq!(device::secret_key(&dctx, &dev_sk).unwrap(), sk);
-    let (mut plain, mut ws) = (Box::new([0u32; 4096]), Box::new(Workspace::zeroed()));
+    let mut plain = Box::new(zeppelin::Plaintext::<Seal4096>::zeroed());
+    let mut ws = Box::new(Workspace::zeroed());
     Bfv::<Seal4096>::decrypt(&dev_sk, &dev, &mut plain, &mut ws).unwrap();
-    assert!(plain.iter().map(|&v| u64::from(v)).eq(want.iter().copied()));
+    assert!(plain
+        .coeffs()
+        .iter()
+        .map(|&v| u64::from(v))
+        .eq(want.iter().copied()));
     // A secret key whose residues disagree between primes is refused.
     let mut bad = sk.clone();
     bad.data[4096 * 2 + 5] ^= 1;

@@ -131,14 +131,14 @@ fn fnv(mut h: u64, words: &[u32]) -> u64 {
 /// FNV-1a over everything the operations write.
 fn digest<P: Params>(o: &Objects<P>) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325;
-    h = fnv(h, o.sk.ntt_residues());
-    h = fnv(h, o.pk.p0());
-    h = fnv(h, o.pk.p1());
-    h = fnv(h, o.ct.c0());
-    h = fnv(h, o.ct.c1());
-    h = fnv(h, o.ct_pub.c0());
-    h = fnv(h, o.ct_pub.c1());
-    h = fnv(h, o.sct.c0());
+    h = fnv(h, &o.sk.ntt_residues());
+    h = fnv(h, &o.pk.p0());
+    h = fnv(h, &o.pk.p1());
+    h = fnv(h, &o.ct.c0());
+    h = fnv(h, &o.ct.c1());
+    h = fnv(h, &o.ct_pub.c0());
+    h = fnv(h, &o.ct_pub.c1());
+    h = fnv(h, &o.sct.c0());
     h = fnv(h, o.plain.coeffs());
     fnv(h, o.out.as_ref())
 }

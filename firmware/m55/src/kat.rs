@@ -142,7 +142,7 @@ pub fn run<P: Params, A: Keystream>(
     compare(h, label, "sk.bin", w, buf, files.sk);
     h.check(
         line3(label, " KAT ", "sk_ntt.bin"),
-        words_equal(o.sk.ntt_residues(), files.sk_ntt),
+        words_equal(&o.sk.ntt_residues(), files.sk_ntt),
         format_args!("NTT-form secret key differs"),
     );
     let r = Bfv::<P, A, AesCtr128>::generate_public_key_with(

@@ -116,7 +116,7 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
     );
     h.check(
         "seal8192 KAT sk_ntt.bin",
-        words_equal(o.sk.ntt_residues(), &SK_NTT),
+        words_equal(&o.sk.ntt_residues(), &SK_NTT),
         format_args!("NTT-form secret key differs"),
     );
     let r = Bfv::<P>::generate_public_key_with(
@@ -128,7 +128,7 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
     );
     h.check(
         "seal8192 KAT pk.bin",
-        r.is_ok() && pair_equal(o.pk.p0(), o.pk.p1(), &PK),
+        r.is_ok() && pair_equal(&o.pk.p0(), &o.pk.p1(), &PK),
         format_args!("{r:?}"),
     );
 
@@ -140,7 +140,7 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
     let (c0_bytes, seed_bytes) = CT_SEEDED.split_at(CT_SEEDED.len() - 32);
     h.check(
         "seal8192 KAT ct_seeded.bin",
-        r.is_ok() && words_equal(o.sct.c0(), c0_bytes) && o.sct.seed().0 == seed_bytes,
+        r.is_ok() && words_equal(&o.sct.c0(), c0_bytes) && o.sct.seed().0 == seed_bytes,
         format_args!("{r:?}"),
     );
     let seeds = kat_seeds(kat::SYMMETRIC_SEED_A, kat::SYMMETRIC_SEED_E);
@@ -148,7 +148,7 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
         Bfv::<P>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds, P::K, &mut o.ct, &mut o.ws);
     h.check(
         "seal8192 KAT ct_symmetric.bin",
-        r.is_ok() && pair_equal(o.ct.c0(), o.ct.c1(), &CT_SYMMETRIC),
+        r.is_ok() && pair_equal(&o.ct.c0(), &o.ct.c1(), &CT_SYMMETRIC),
         format_args!("{r:?}"),
     );
     let r = Bfv::<P>::encrypt_public_with(
@@ -161,7 +161,7 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
     );
     h.check(
         "seal8192 KAT ct_public.bin",
-        r.is_ok() && pair_equal(o.ct.c0(), o.ct.c1(), &CT_PUBLIC),
+        r.is_ok() && pair_equal(&o.ct.c0(), &o.ct.c1(), &CT_PUBLIC),
         format_args!("{r:?}"),
     );
 
