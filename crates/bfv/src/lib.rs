@@ -46,3 +46,8 @@ pub use plaintext::Plaintext;
 pub use prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
 pub use rows::{CoeffRows, NttRows};
 pub use wire::WireError;
+
+/// The README's code blocks, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
