@@ -12,6 +12,10 @@ Also: the seeded device form is at most 51 % of the full ciphertext, every compr
 decrypts here, bad input gets a non-zero exit with one error line, and SEAL ciphertexts that
 do not fit the device preset (other primes, size 3, other parameters in DIR) are refused, not
 decrypted to garbage.
+
+Every test runs for every preset it applies to (`keys`: all of conftest.PRESETS; `seal_keys`:
+the presets whose SEAL parameters are their own, conftest.SEAL_PRESETS). The ring degree, the
+prime counts and the sizes are the key directory's and conftest.EXPECTED's, never constants.
 """
 
 import subprocess
@@ -20,7 +24,15 @@ import numpy
 import pytest
 import seal
 
-from conftest import N, T, random_values, run, zeppelin_bin
+from conftest import (
+    PRESETS,
+    SEAL_PRESETS,
+    full_len,
+    kswitch_len,
+    seeded_len,
+    run,
+    zeppelin_bin,
+)
 
 MODES = ["seeded", "symmetric", "public"]
 
@@ -30,45 +42,69 @@ MODES = ["seeded", "symmetric", "public"]
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_device_ciphertexts_adapt_and_decrypt_in_seal(keys, mode):
-    values = random_values(("a", keys.preset, mode))
+    values = keys.random_values(("a", keys.preset, mode))
     ct_bin = keys.encrypt_here(values, mode, f"a_{mode}")
     ct_seal = keys.adapt(ct_bin, f"a_{mode}")
     ct = keys.load_ct(ct_seal)
     assert ct.size() == 2
-    assert ct.coeff_modulus_size() == 3  # SEAL's first data level, for both presets
+    # SEAL's first data level (3 primes for both 4096 presets, 7 for seal8192).
+    assert ct.coeff_modulus_size() == keys.seal_primes == keys.expected["seal_primes"]
     assert keys.seal_decrypt(ct) == values
     # The adapted file is a plain SEAL 4.1 ciphertext without compression.
     raw = ct_seal.read_bytes()
     assert raw[:6] == bytes([0x5E, 0xA1, 0x10, 4, 1, 0])
-    assert len(raw) == 196_721
+    assert len(raw) == keys.expected["adapted"] == full_len(keys.seal_primes, keys.n)
 
 
 def test_a_short_value_files_fill_missing_slots_with_zero(keys):
     values = [65536, 0, 1, 12345]
     ct = keys.load_ct(keys.adapt(keys.encrypt_here(values, "seeded", "a_short"), "a_short"))
-    assert keys.seal_decrypt(ct) == values + [0] * (N - 4)
+    assert keys.seal_decrypt(ct) == values + [0] * (keys.n - 4)
+
+
+def test_expected_sizes_follow_the_layout(keys):
+    # The key directory is the preset's, and conftest.EXPECTED's exact figures are the SEAL
+    # Ciphertext / KSwitchKeys layout over the counts read from it.
+    want = keys.expected
+    assert (keys.n, keys.t) == (want["n"], 65537)
+    assert keys.device_primes == want["device_primes"]
+    assert keys.seal_primes == want["seal_primes"]
+    assert keys.key_primes == want["key_primes"] == keys.seal_primes + 1
+    assert want["seeded"] == seeded_len(keys.device_primes, keys.n)
+    assert want["full"] == full_len(keys.device_primes, keys.n)
+    assert want["adapted"] == full_len(keys.seal_primes, keys.n)
+    assert want["seal_seeded"] == seeded_len(keys.seal_primes, keys.n)
+    # One relinearization key per SEAL data prime, each at the key level.
+    assert want["relin"] == kswitch_len(keys.seal_primes, keys.key_primes, keys.n, False)
+    assert want["relin_seeded"] == kswitch_len(keys.seal_primes, keys.key_primes, keys.n, True)
+    # SEAL's own PublicKey in D is a ciphertext at the key level.
+    assert keys.path("public.seal").stat().st_size == full_len(keys.key_primes, keys.n)
 
 
 def test_seeded_device_form_is_at_most_51_percent_of_the_full_ciphertext(keys):
     # Against the full ciphertext over the same primes (the device's full form is SEAL's
-    # Ciphertext layout; for seal4096 it is also exactly the adapted SEAL ciphertext's size).
-    values = random_values("size")
+    # Ciphertext layout; for the SEAL presets it is also exactly the adapted SEAL ciphertext's
+    # size).
+    values = keys.random_values("size")
     seeded = keys.encrypt_here(values, "seeded", "size_seeded").read_bytes()
     full = keys.encrypt_here(values, "symmetric", "size_sym").read_bytes()
     assert len(seeded) <= 0.51 * len(full), (len(seeded), len(full))
     adapted = keys.adapt(keys.path("size_seeded.bin"), "size_full").read_bytes()
-    if keys.preset == "seal4096":
-        assert len(adapted) == len(full) == 196_721
-        assert len(seeded) == 98_498
-    else:
-        assert (len(seeded), len(full)) == (131_266, 262_257)
+    want = keys.expected
+    assert (len(seeded), len(full), len(adapted)) == (
+        want["seeded"],
+        want["full"],
+        want["adapted"],
+    )
+    if keys.preset in SEAL_PRESETS:
+        assert len(adapted) == len(full)
 
 
 # ----- (b) ---------------------------------------------------------------------------------
 
 
 def all_levels(keys, ct):
-    """The ciphertext at each of SEAL's data levels: 3, 2 and 1 primes."""
+    """The ciphertext at each of SEAL's data levels: seal_primes, ..., 2, 1 primes."""
     out = [ct]
     while out[-1].coeff_modulus_size() > 1:
         out.append(keys.evaluator.mod_switch_to_next(out[-1]))
@@ -76,7 +112,7 @@ def all_levels(keys, ct):
 
 
 def test_b_seal_ciphertexts_decrypt_here_at_every_level(keys):
-    values = random_values(("b", keys.preset))
+    values = keys.random_values(("b", keys.preset))
     plain = keys.encode(values)
     seal_pk = seal.KeyGenerator(keys.ctx, keys.sk).create_public_key()
     sources = {
@@ -89,19 +125,20 @@ def test_b_seal_ciphertexts_decrypt_here_at_every_level(keys):
             level = ct_level.coeff_modulus_size()
             path = keys.save_ct(ct_level, f"b_{name}_{level}.seal")
             assert keys.zeppelin_decrypt(path) == values, (name, level)
+        assert level == 1
 
 
 # ----- (c) ---------------------------------------------------------------------------------
 
 
 def rotate_rows(values, steps):
-    half = N // 2
+    half = len(values) // 2
     rows = [values[:half], values[half:]]
     return [r[(i + steps) % half] for r in rows for i in range(half)]
 
 
 def rotate_columns(values):
-    half = N // 2
+    half = len(values) // 2
     return values[half:] + values[:half]
 
 
@@ -110,7 +147,7 @@ def seal_keys_from(keys, source):
         seeded = ["--seeded"] if source == "zeppelin-seeded" else []
         run("keys", "--dir", keys.dir, "--relin", "--galois", *seeded)
         size = keys.path("relin.seal").stat().st_size
-        assert size == (393_862 if seeded else 786_835), size
+        assert size == keys.expected["relin_seeded" if seeded else "relin"], size
         relin = seal.RelinKeys()
         relin.load(keys.ctx, str(keys.path("relin.seal")))
         galois = seal.GaloisKeys()
@@ -126,8 +163,9 @@ def seal_keys_from(keys, source):
 def test_c_seal_evaluates_adapted_ciphertexts(keys, source):
     relin, galois = seal_keys_from(keys, source)
     ev = keys.evaluator
-    x = random_values(("c-x", keys.preset, source))
-    y = random_values(("c-y", keys.preset, source))
+    T = keys.t
+    x = keys.random_values(("c-x", keys.preset, source))
+    y = keys.random_values(("c-y", keys.preset, source))
     cx = keys.load_ct(keys.adapt(keys.encrypt_here(x, "seeded", "c_x"), "c_x"))
     cy = keys.load_ct(keys.adapt(keys.encrypt_here(y, "public", "c_y"), "c_y"))
 
@@ -168,10 +206,10 @@ def test_c_seal_evaluates_adapted_ciphertexts(keys, source):
 
 def test_d_encryption_here_under_a_seal_generated_public_key(seal_keys, copy_keys):
     # SEAL's own KeyGenerator makes the public key from the exported secret key; `zeppelin
-    # encrypt --mode public` reads DIR/public.seal (for the seal4096 preset).
+    # encrypt --mode public` reads DIR/public.seal (for the SEAL presets, seal4096 and seal8192).
     keys = copy_keys(seal_keys)
     seal.KeyGenerator(keys.ctx, keys.sk).create_public_key().save(str(keys.path("public.seal")))
-    values = random_values("d")
+    values = keys.random_values("d")
     ct = keys.load_ct(keys.adapt(keys.encrypt_here(values, "public", "d"), "d"))
     assert keys.seal_decrypt(ct) == values
     # The device's full public-key form at SEAL's level is itself a SEAL ciphertext.
@@ -183,11 +221,12 @@ def test_d_encryption_here_under_a_seal_generated_public_key(seal_keys, copy_key
 
 @pytest.mark.parametrize("prng,type_byte", [("blake2xb", 1), ("shake256", 2)])
 def test_e_seals_own_seeded_form_loads_and_decrypts_in_seal(keys, prng, type_byte):
-    values = random_values(("e", keys.preset, prng))
+    values = keys.random_values(("e", keys.preset, prng))
     path = keys.encrypt_here(values, f"seal-{prng}", f"e_{prng}")
     raw = path.read_bytes()
-    # c0 only, then UniformRandomGeneratorInfo: header (size 81), prng_type, 64-byte seed.
-    assert len(raw) == 98_498
+    # c0 only, then UniformRandomGeneratorInfo: header (size 81), prng_type, 64-byte seed; at
+    # SEAL's first data level (98,498 bytes for both 4096 presets, 458,946 for seal8192).
+    assert len(raw) == keys.expected["seal_seeded"] == seeded_len(keys.seal_primes, keys.n)
     info = raw[-81:]
     assert info[:6] == bytes([0x5E, 0xA1, 0x10, 4, 1, 0])
     assert int.from_bytes(info[8:16], "little") == 81
@@ -202,7 +241,7 @@ def test_e_seals_own_seeded_form_loads_and_decrypts_in_seal(keys, prng, type_byt
 
 @pytest.mark.parametrize("compress", ["none", "zlib", "zstd"])
 def test_every_compression_decrypts_here(keys, compress):
-    values = random_values(("z", keys.preset))
+    values = keys.random_values(("z", keys.preset))
     bin_path = keys.encrypt_here(values, "symmetric", "z")
     path = keys.adapt(bin_path, f"z_{compress}", compress=compress)
     assert path.read_bytes()[5] == {"none": 0, "zlib": 1, "zstd": 2}[compress]
@@ -211,7 +250,7 @@ def test_every_compression_decrypts_here(keys, compress):
 
 @pytest.mark.parametrize("level", [1, 2])
 def test_device_ciphertexts_below_the_full_level(keys, level):
-    values = random_values(("lv", keys.preset, level))
+    values = keys.random_values(("lv", keys.preset, level))
     # One 27-bit prime leaves no room for public-key noise (about sqrt(n) times larger).
     for mode in MODES if level > 1 else ["seeded", "symmetric"]:
         path = keys.encrypt_here(values, mode, f"lv_{mode}_{level}", level=level)
@@ -225,14 +264,14 @@ def test_bad_input_gets_one_error_line_and_nonzero_exit(seal_keys, tmp_path):
     keys = seal_keys
     d = keys.dir
     bad_values = tmp_path / "bad.txt"
-    bad_values.write_text("1\n65537\n")
+    bad_values.write_text(f"1\n{keys.t}\n")
     run("encrypt", "--dir", d, "--mode", "seeded", "--in", bad_values, "--out", tmp_path / "x", ok=False)
     bad_values.write_text("abc\n")
     run("encrypt", "--dir", d, "--mode", "seeded", "--in", bad_values, "--out", tmp_path / "x", ok=False)
-    bad_values.write_text("1\n" * (N + 1))
+    bad_values.write_text("1\n" * (keys.n + 1))
     run("encrypt", "--dir", d, "--mode", "seeded", "--in", bad_values, "--out", tmp_path / "x", ok=False)
 
-    good = keys.encrypt_here(random_values("err"), "seeded", "err").read_bytes()
+    good = keys.encrypt_here(keys.random_values("err"), "seeded", "err").read_bytes()
     full = keys.adapt(keys.path("err.bin"), "err").read_bytes()
     cases = {
         "truncated_seeded": good[:-10],
@@ -256,27 +295,66 @@ def test_bad_input_gets_one_error_line_and_nonzero_exit(seal_keys, tmp_path):
     assert proc.returncode == 2
 
 
-def seal_context(primes):
+def seal_context(n, t, primes):
     parms = seal.EncryptionParameters(seal.scheme_type.bfv)
-    parms.set_poly_modulus_degree(N)
+    parms.set_poly_modulus_degree(n)
     parms.set_coeff_modulus([seal.Modulus(q) for q in primes])
-    parms.set_plain_modulus(T)
+    parms.set_plain_modulus(t)
     ctx = seal.SEALContext(parms)
     assert ctx.parameters_set(), ctx.parameter_error_message()
     return parms, ctx
 
 
+def is_prime(q):
+    if q < 2:
+        return False
+    for p in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):
+        if q % p == 0:
+            return q == p
+    d, r = q - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37):  # deterministic below 3.3e24
+        x = pow(a, d, q)
+        if x in (1, q - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % q
+            if x == q - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def next_ntt_prime_below(q, n, avoid):
+    """The largest prime below q that is 1 mod 2n (NTT-friendly for degree n), not in avoid."""
+    c = q - 1 - (q - 1) % (2 * n) + 1
+    if c >= q:
+        c -= 2 * n
+    while not is_prime(c) or c in avoid:
+        c -= 2 * n
+    return c
+
+
 def test_seal_ciphertexts_that_do_not_fit_the_preset_are_refused(seal_keys, copy_keys, tmp_path):
     keys = seal_keys
-    primes = [134176769, 134111233, 134012929, 268369921]
-    # Same degree, same level, same plain modulus: only the third data prime differs.
-    other = primes[:2] + [133963777] + primes[3:]
-    parms, ctx = seal_context(other)
+    primes = [q.value() for q in keys.parms.coeff_modulus()]
+    data = keys.seal_data_primes
+    assert primes[:-1] == data
+    # Same degree, same level, same plain modulus: only the last data prime differs, replaced
+    # by the next NTT-friendly prime below the data primes (for seal4096 the third,
+    # 134012929 -> 133963777, zeppelin4096's fourth prime; for seal8192 the seventh,
+    # 132759553 -> 132710401).
+    replacement = next_ntt_prime_below(min(data), keys.n, set(primes))
+    assert replacement == {"seal4096": 133963777, "seal8192": 132710401}[keys.preset]
+    other = data[:-1] + [replacement] + primes[-1:]
+    parms, ctx = seal_context(keys.n, keys.t, other)
     encoder = seal.BatchEncoder(ctx)
     sk = seal.KeyGenerator(ctx).secret_key()
-    plain = encoder.encode(numpy.array(random_values("other"), dtype=numpy.uint64))
+    plain = encoder.encode(numpy.array(keys.random_values("other"), dtype=numpy.uint64))
     ct = seal.Encryptor(ctx, sk).encrypt_symmetric(plain)
-    assert ct.coeff_modulus_size() == 3
+    assert ct.coeff_modulus_size() == len(data)
     path = tmp_path / "other_primes.seal"
     ct.save(str(path))
     proc = run("decrypt", "--dir", keys.dir, "--in", path, ok=False)
@@ -284,19 +362,21 @@ def test_seal_ciphertexts_that_do_not_fit_the_preset_are_refused(seal_keys, copy
     assert "unknown parms_id" in proc.stderr, proc.stderr
 
     # A product of two ciphertexts (size 3) must be relinearized first.
-    values = random_values("size3")
+    values = keys.random_values("size3")
     mine = keys.load_ct(keys.adapt(keys.encrypt_here(values, "symmetric", "size3"), "size3"))
     product = keys.evaluator.multiply(mine, mine)
     assert product.size() == 3
     proc = run("decrypt", "--dir", keys.dir, "--in", keys.save_ct(product, "size3_ct.seal"), ok=False)
-    assert "does not fit the device preset seal4096" in proc.stderr, proc.stderr
+    assert f"does not fit the device preset {keys.preset}" in proc.stderr, proc.stderr
     assert "relinearize first" in proc.stderr, proc.stderr
 
     # A key directory whose params.seal is not the preset's SEAL parameters.
     changed = copy_keys(keys)
     parms.save(str(changed.path("params.seal")))
     proc = run("decrypt", "--dir", changed.dir, "--in", keys.path("size3.bin"), ok=False)
-    assert "EncryptionParameters does not fit the device preset seal4096" in proc.stderr
+    assert f"EncryptionParameters does not fit the device preset {keys.preset}" in proc.stderr, (
+        proc.stderr
+    )
     run("adapt", "--dir", changed.dir, "--in", keys.path("size3.bin"), "--out", tmp_path / "o", ok=False)
 
     # adapt reads the device's forms only, not SEAL's compressed ciphertexts.
@@ -306,4 +386,10 @@ def test_seal_ciphertexts_that_do_not_fit_the_preset_are_refused(seal_keys, copy
 
 def test_demo_runs(tmp_path):
     out = run("demo", "--dir", tmp_path / "demo").stdout
+    assert "slots round trip exactly: true" in out
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_demo_runs_with_each_preset(tmp_path, preset):
+    out = run("demo", "--dir", tmp_path / "demo", "--preset", preset).stdout
     assert "slots round trip exactly: true" in out
