@@ -37,12 +37,21 @@
 //! # Ok::<(), rblwe::Error>(())
 //! ```
 #![no_std]
+#![deny(unsafe_code)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(all(target_arch = "arm", target_feature = "dsp"))]
+#[expect(
+    unsafe_code,
+    reason = "the Cortex-M33 DSP instructions and the assembly ISW gadget: the crate's only \
+              unsafe code, each block with its SAFETY argument"
+)]
+mod arch;
 pub mod arith;
 pub mod cca;
 mod config;
+pub mod container;
 pub mod cpa;
 mod entropy;
 mod error;

@@ -1,4 +1,4 @@
-#![allow(dead_code)] // each client image uses one of the two paths
+#![expect(dead_code, reason = "each client image uses one of the two paths")]
 //! A minimal client image per preset and path, so that `arm-none-eabi-size` of its ELF is the
 //! client's own static memory (no test vectors, tapes or harness buffers): the figures the
 //! memory goal is about. Each image runs its operations once, checks the round trip, prints

@@ -3,7 +3,7 @@
 //! `vectors/gen_ntt_vectors.py` (plain Python, Horner at each power of psi), n = 4096.
 
 use crate::harness::{first_mismatch, Harness, TestRng};
-use zeppelin_ring::{NttBackend, NttTable, NttView, Portable};
+use zeppelin_ring::{NttBackend, NttTable, NttView};
 
 /// An NTT table built at compile time; a bad prime is a build error.
 macro_rules! table {
@@ -240,9 +240,4 @@ impl Name {
     pub fn as_str(&self) -> &str {
         core::str::from_utf8(&self.buf[..self.len]).unwrap_or("?")
     }
-}
-
-#[allow(dead_code)]
-pub fn portable_name() -> &'static str {
-    Portable::NAME
 }
