@@ -6,7 +6,7 @@
 //! `cargo bench -p zeppelin-evalmult --bench evalmult`
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! ones. `cargo run --release -p zeppelin-evalmult --example throughput [-- --quick]`
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use std::time::{Duration, Instant};

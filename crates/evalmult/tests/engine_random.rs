@@ -3,7 +3,7 @@
 //! different magnitude), partial groups and blocks.
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use rand::{rngs::StdRng, Rng, SeedableRng};

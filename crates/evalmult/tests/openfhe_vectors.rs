@@ -3,7 +3,7 @@
 //! or at `$ZEPPELIN_VECTORS`; a missing directory fails the test.
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use std::path::PathBuf;

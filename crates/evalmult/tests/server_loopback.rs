@@ -4,7 +4,7 @@
 #![expect(
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap and call expect on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use std::net::TcpListener;

@@ -2,7 +2,7 @@
 //! `cargo bench -p rblwe` (on-target instruction counts come from firmware/m33/run.sh).
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};

@@ -1,7 +1,7 @@
 //! CCA2 wrapper: round trips and a randomized tamper campaign.
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 mod common;

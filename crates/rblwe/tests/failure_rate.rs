@@ -9,7 +9,7 @@
 //! Bit `i` decodes wrongly iff `(nu_i - ceil(E[nu_i])) mod q` is not in `[-q/4, q/4)`.
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 mod common;

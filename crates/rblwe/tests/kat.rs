@@ -5,7 +5,7 @@
 //! `cargo test -p rblwe --release --test kat -- --ignored regenerate_kat_files`.
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 use rblwe::kat::{self, KatOutcome};

@@ -1,7 +1,7 @@
 //! First-order masked decryption against the unmasked decryption and a direct model.
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 mod common;

@@ -2,7 +2,7 @@
 #![expect(
     clippy::unwrap_used,
     clippy::panic,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
 )]
 
 mod common;

@@ -62,6 +62,10 @@ impl<P: Params> Public<P> {
     }
 }
 
+#[expect(
+    clippy::empty_loop,
+    reason = "reached only without a semihosting host (QEMU exits first); a plain loop keeps the measured images unchanged"
+)]
 fn finish(ok: bool, what: &str) -> ! {
     if ok {
         hprintln!("PASS {}", what);

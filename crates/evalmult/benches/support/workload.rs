@@ -1,6 +1,6 @@
 #![expect(
     clippy::unwrap_used,
-    reason = "helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 //! The benchmark workload, shared by `benches/evalmult.rs` and `examples/throughput.rs` (the
 //! example includes this file with `#[path]`), so both measure the same thing: the
