@@ -16,8 +16,8 @@
 //! ([`PublicKey::BYTES`], [`SecretKey::BYTES`], [`Ciphertext::BYTES`] and their
 //! [`cca`](crate::cca) counterparts), so it cannot drift from the readers.
 //!
-//! `no_std` and no allocation: [`open`] parses a borrowed `&[u8]` and returns the payload as
-//! a sub-slice, [`write`] frames a payload into a caller buffer. Every malformed input is
+//! `no_std` and no allocation: [`open()`] parses a borrowed `&[u8]` and returns the payload as
+//! a sub-slice, [`write()`] frames a payload into a caller buffer. Every malformed input is
 //! refused with a [`ContainerError`] that names what is wrong; the payload itself is then
 //! read with the object's own `from_bytes`, which checks coefficients and key structure.
 //!
@@ -202,7 +202,7 @@ impl Header {
 
     /// Parses the header at the start of `bytes` (which may go on with the payload): checks
     /// the magic, the version and that every field is known. Neither the kind nor the length
-    /// is checked here (see [`open`]).
+    /// is checked here (see [`open()`]).
     pub fn parse(bytes: &[u8]) -> Result<Self, ContainerError> {
         let Some(head) = bytes.first_chunk::<HEADER_BYTES>() else {
             return Err(ContainerError::TooShort { len: bytes.len() });
@@ -346,7 +346,7 @@ pub enum ContainerError {
         /// The input's length.
         actual: usize,
     },
-    /// [`write`]: the payload is not the header's object size.
+    /// [`write()`]: the payload is not the header's object size.
     PayloadLength {
         /// The header it was to be framed with.
         header: Header,
@@ -355,7 +355,7 @@ pub enum ContainerError {
         /// The payload's length.
         actual: usize,
     },
-    /// [`write`]: the output buffer cannot hold the container.
+    /// [`write()`]: the output buffer cannot hold the container.
     BufferTooSmall {
         /// [`Header::file_len`].
         needed: usize,
