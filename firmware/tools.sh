@@ -4,6 +4,8 @@
 #   need COMMAND DEBIAN_PACKAGE   record COMMAND as missing unless it is on PATH
 #   find_cargo                    set cargo_cmd to a cargo that can build `core` for
 #                                 thumbv8m.main-none-eabihf, and via_rustup=1 if that is rustup's
+#   find_clippy                   after find_cargo: make `cargo clippy` the clippy of that
+#                                 compiler (Debian's rust-web-clippy goes with Debian's rustc)
 #   exit_if_missing               print what is missing and exit 2, if anything is
 
 missing=()
@@ -24,6 +26,17 @@ find_cargo() {
     cargo_cmd=(/usr/bin/cargo)
   else
     missing+=("a Rust compiler for thumbv8m.main-none-eabihf: either 'rustup target add thumbv8m.main-none-eabihf', or Debian packages rustc-web cargo-web rust-web-src (Debian's /usr/bin/rustc, /usr/bin/cargo and the library source)")
+  fi
+}
+
+find_clippy() {
+  if [ "$via_rustup" = 0 ] && [ ${#cargo_cmd[@]} -gt 0 ]; then
+    if [ -x /usr/bin/cargo-clippy ] && [ -x /usr/bin/clippy-driver ]; then
+      # cargo runs the first cargo-clippy on PATH: Debian's, not rustup's (another rustc).
+      export PATH="/usr/bin:$PATH"
+    else
+      missing+=("clippy for Debian's /usr/bin/rustc (Debian package: rust-web-clippy)")
+    fi
   fi
 }
 

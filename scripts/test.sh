@@ -13,6 +13,23 @@ cargo fmt --all -- --check
 for crate in firmware/harness firmware/m55 firmware/m33; do
   cargo fmt --manifest-path "$crate/Cargo.toml" -- --check
 done
+# Clippy on the firmware with the compiler and flags of their run.sh (firmware/tools.sh picks
+# rustup's or Debian's cargo; each .cargo/config.toml applies from its own directory; the
+# harness library has none, so it gets the target explicitly). m33 twice: the default build
+# and with every size-probe stage.
+(
+  source firmware/tools.sh
+  find_cargo
+  find_clippy
+  exit_if_missing
+  std=(--config 'unstable.build-std=["core"]')
+  [ "$via_rustup" = 0 ] || std=(--config 'unstable.build-std=[]')
+  for spec in "harness --target thumbv8m.main-none-eabihf" m55 m33 "m33 --all-features"; do
+    set -- $spec
+    (cd "firmware/$1" && CARGO_TARGET_DIR="$PWD/../../target-clippy-$1" \
+      "${cargo_cmd[@]}" clippy --manifest-path Cargo.toml --release -q "${@:2}" "${std[@]}" -- -D warnings)
+  done
+)
 cargo clippy --workspace --all-targets --release -q -- -D warnings
 
 echo "== host tests =="

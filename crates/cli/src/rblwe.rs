@@ -6,20 +6,17 @@
 //! - `zeppelin rblwe encrypt --pk FILE --in MSG --out CT [--hex]`;
 //! - `zeppelin rblwe decrypt --sk FILE --in CT [--masked] [--out MSG] [--hex]`.
 //!
-//! Every file starts with an 8-byte header ([`Header`]: magic `ZRBL`, format version,
-//! parameter set, object kind, scheme) followed by the library's byte form of the object,
-//! so a Set 1 file is never taken for a Set 2 file of the same length. All operations use the
-//! library's recommended configuration (`Hardened`: constant time and fault hardening) and
-//! the operating system's generator (`getrandom`). Messages are `n/8` bytes (32 for sets 1
-//! and 2, 64 for set 3), raw or, with `--hex`, as hex text.
+//! Every file is a `ZRBL` container of the library ([`rblwe::container`]: an 8-byte header
+//! with magic, format version, parameter set, object kind and scheme, followed by the
+//! library's byte form of the object), so a Set 1 file is never taken for a Set 2 file of the
+//! same length. This module only adds files and flags. All operations use the library's
+//! recommended configuration (`Hardened`: constant time and fault hardening) and the
+//! operating system's generator (`getrandom`, through `rand_core::OsRng`). Messages are `n/8`
+//! bytes (32 for sets 1 and 2, 64 for set 3), raw or, with `--hex`, as hex text.
 //!
 //! CCA2 decryption uses implicit rejection: a ciphertext that does not re-encrypt exactly
 //! decrypts to a pseudorandom message `R(z, H(C))` and the command still succeeds (no
 //! validity flag is exposed, by design of the scheme).
-//!
-//! Wiring (in main.rs): a `Command::Rblwe(rblwe::RblweArgs)` variant, dispatched as
-//! `Command::Rblwe(a) => rblwe::run(a)`; Cargo.toml needs `rblwe = { path = "../rblwe" }`,
-//! `getrandom = { version = "0.4", features = ["sys_rng"] }` and `thiserror = "2"`.
 
 use std::fmt;
 use std::fs;
@@ -27,8 +24,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
-use getrandom::SysRng;
+use rand_core::OsRng;
 use rblwe::cca::{self, CcaCiphertext, CcaPublicKey, CcaSecretKey};
+use rblwe::container::{self, ContainerError, Header, Kind, Scheme, HEADER_BYTES};
 use rblwe::masked::MaskedSecretKey;
 use rblwe::{
     cpa, Ciphertext, EntropyPool, Hardened, ParamSet, PublicKey, PublicParameter, SecretKey, Set1,
@@ -148,128 +146,11 @@ pub fn run(args: RblweArgs) -> RblweResult<()> {
     }
 }
 
-// ----- file format ------------------------------------------------------------------------
-
-/// The first four bytes of every file.
-pub const MAGIC: [u8; 4] = *b"ZRBL";
-/// The format version this code reads and writes.
-pub const VERSION: u8 = 1;
-/// Header length in bytes.
-pub const HEADER_BYTES: usize = 8;
+// ----- files ------------------------------------------------------------------------------
 
 /// File names written by `keygen`.
 const PK_FILE: &str = "rblwe.pk";
 const SK_FILE: &str = "rblwe.sk";
-
-/// What a file holds (header byte 6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A public key.
-    PublicKey = 1,
-    /// A secret key.
-    SecretKey = 2,
-    /// A ciphertext.
-    Ciphertext = 3,
-}
-
-impl Kind {
-    fn from_byte(b: u8) -> Option<Self> {
-        [Kind::PublicKey, Kind::SecretKey, Kind::Ciphertext]
-            .into_iter()
-            .find(|k| *k as u8 == b)
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Kind::PublicKey => "public key",
-            Kind::SecretKey => "secret key",
-            Kind::Ciphertext => "ciphertext",
-        })
-    }
-}
-
-/// Which scheme an object belongs to (header byte 7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    /// The CPA-secure scheme.
-    Cpa = 0,
-    /// The CCA2 wrapper.
-    Cca2 = 1,
-}
-
-impl Scheme {
-    fn from_byte(b: u8) -> Option<Self> {
-        [Scheme::Cpa, Scheme::Cca2]
-            .into_iter()
-            .find(|s| *s as u8 == b)
-    }
-}
-
-impl fmt::Display for Scheme {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Scheme::Cpa => "CPA",
-            Scheme::Cca2 => "CCA2",
-        })
-    }
-}
-
-fn set_byte(set: SetId) -> u8 {
-    match set {
-        SetId::Set1 => 1,
-        SetId::Set2 => 2,
-        SetId::Set3 => 3,
-    }
-}
-
-fn set_from_byte(b: u8) -> Option<SetId> {
-    SetId::ALL.into_iter().find(|s| set_byte(*s) == b)
-}
-
-/// The 8-byte header: `"ZRBL" ‖ version ‖ set (1, 2, 3) ‖ kind (1 pk, 2 sk, 3 ct) ‖
-/// scheme (0 CPA, 1 CCA2)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Header {
-    /// Parameter set.
-    pub set: SetId,
-    /// Object kind.
-    pub kind: Kind,
-    /// Scheme.
-    pub scheme: Scheme,
-}
-
-impl Header {
-    fn to_bytes(self) -> [u8; HEADER_BYTES] {
-        [
-            MAGIC[0],
-            MAGIC[1],
-            MAGIC[2],
-            MAGIC[3],
-            VERSION,
-            set_byte(self.set),
-            self.kind as u8,
-            self.scheme as u8,
-        ]
-    }
-
-    /// Length of the object's byte form after the header (the library's sizes).
-    pub fn payload_len(self) -> usize {
-        let n = self.set.n();
-        match (self.scheme, self.kind) {
-            (_, Kind::PublicKey) => 2 * n,
-            (Scheme::Cpa, Kind::SecretKey) => n / 8,
-            (Scheme::Cca2, Kind::SecretKey) => n / 8 + 32 + 2 * n,
-            (Scheme::Cpa, Kind::Ciphertext) => 2 * n,
-            (Scheme::Cca2, Kind::Ciphertext) => 2 * n + n / 4,
-        }
-    }
-
-    fn describe(self) -> String {
-        format!("{} {} {}", self.set.name(), self.scheme, self.kind)
-    }
-}
 
 /// Everything `zeppelin rblwe` can reject; each message names the file and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -290,64 +171,17 @@ pub enum RblweError {
         /// The file.
         path: PathBuf,
     },
-    /// A file shorter than the header.
-    #[error("{}: {len} bytes, shorter than the {HEADER_BYTES}-byte rblwe header", path.display())]
-    TooShort {
+    /// A file that is not a well-formed container of the kind the option needs (too short,
+    /// wrong magic, unknown version or header byte, wrong kind, truncated or padded).
+    #[error("{}: {source}", path.display())]
+    Container {
         /// The file.
         path: PathBuf,
-        /// Its length.
-        len: usize,
-    },
-    /// The file does not start with the magic bytes.
-    #[error("{}: not a zeppelin rblwe file (magic {found:02x?}, expected \"ZRBL\")", path.display())]
-    BadMagic {
-        /// The file.
-        path: PathBuf,
-        /// Its first four bytes.
-        found: [u8; 4],
-    },
-    /// A format version this code does not know.
-    #[error("{}: format version {version} is not supported (this build reads version {VERSION})", path.display())]
-    UnsupportedVersion {
-        /// The file.
-        path: PathBuf,
-        /// The version byte.
-        version: u8,
-    },
-    /// A header byte outside its range.
-    #[error("{}: unknown {field} byte {value} in the header", path.display())]
-    BadHeaderField {
-        /// The file.
-        path: PathBuf,
-        /// "parameter set", "object kind" or "scheme".
-        field: &'static str,
-        /// The byte.
-        value: u8,
-    },
-    /// A file of another kind than the option needs (e.g. a secret key passed as `--pk`).
-    #[error("{}: expected a {expected}, found a {}", path.display(), found.describe())]
-    WrongKind {
-        /// The file.
-        path: PathBuf,
-        /// The kind the option needs.
-        expected: Kind,
-        /// The file's header.
-        found: Header,
-    },
-    /// The payload length does not match the header (truncated or padded file).
-    #[error("{}: a {} file is {expected} bytes, this one is {actual} (truncated or padded)", path.display(), header.describe())]
-    WrongLength {
-        /// The file.
-        path: PathBuf,
-        /// Its header.
-        header: Header,
-        /// Header plus payload length.
-        expected: usize,
-        /// The file's length.
-        actual: usize,
+        /// What the container check found.
+        source: ContainerError,
     },
     /// A ciphertext made for another parameter set or scheme than the key.
-    #[error("{}: the ciphertext is {}, the key {} is {}", ciphertext.display(), ct.describe(), key.display(), sk.describe())]
+    #[error("{}: the ciphertext is {ct}, the key {} is {sk}", ciphertext.display(), key.display())]
     KeyMismatch {
         /// The ciphertext file.
         ciphertext: PathBuf,
@@ -405,60 +239,23 @@ fn read_file(path: &Path) -> RblweResult<Zeroizing<Vec<u8>>> {
         })
 }
 
-/// Parses and checks the header of `bytes` (the contents of `path`), requiring `kind`;
+/// Parses and checks the container in `bytes` (the contents of `path`), requiring `kind`;
 /// returns the header and the payload.
 fn open<'a>(path: &Path, bytes: &'a [u8], kind: Kind) -> RblweResult<(Header, &'a [u8])> {
-    let p = || path.to_path_buf();
-    let Some((head, payload)) = bytes.split_first_chunk::<HEADER_BYTES>() else {
-        return Err(RblweError::TooShort {
-            path: p(),
-            len: bytes.len(),
-        });
-    };
-    let [m0, m1, m2, m3, version, set, kind_byte, scheme] = *head;
-    if [m0, m1, m2, m3] != MAGIC {
-        return Err(RblweError::BadMagic {
-            path: p(),
-            found: [m0, m1, m2, m3],
-        });
-    }
-    if version != VERSION {
-        return Err(RblweError::UnsupportedVersion { path: p(), version });
-    }
-    let bad = |field, value| RblweError::BadHeaderField {
-        path: p(),
-        field,
-        value,
-    };
-    let header = Header {
-        set: set_from_byte(set).ok_or_else(|| bad("parameter set", set))?,
-        kind: Kind::from_byte(kind_byte).ok_or_else(|| bad("object kind", kind_byte))?,
-        scheme: Scheme::from_byte(scheme).ok_or_else(|| bad("scheme", scheme))?,
-    };
-    if header.kind != kind {
-        return Err(RblweError::WrongKind {
-            path: p(),
-            expected: kind,
-            found: header,
-        });
-    }
-    if payload.len() != header.payload_len() {
-        return Err(RblweError::WrongLength {
-            path: p(),
-            header,
-            expected: HEADER_BYTES + header.payload_len(),
-            actual: bytes.len(),
-        });
-    }
-    Ok((header, payload))
+    container::open(bytes, kind).map_err(|source| RblweError::Container {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-/// Header followed by payload.
-fn framed(header: Header, payload: &[u8]) -> Zeroizing<Vec<u8>> {
-    let mut out = Zeroizing::new(Vec::with_capacity(HEADER_BYTES + payload.len()));
-    out.extend_from_slice(&header.to_bytes());
-    out.extend_from_slice(payload);
-    out
+/// The contents of `path`: header followed by payload.
+fn framed(path: &Path, header: Header, payload: &[u8]) -> RblweResult<Zeroizing<Vec<u8>>> {
+    let mut out = Zeroizing::new(vec![0u8; header.file_len()]);
+    container::write(header, payload, &mut out).map_err(|source| RblweError::Container {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(out)
 }
 
 /// A file written to a temporary name next to its destination, moved into place by
@@ -574,8 +371,8 @@ fn from_hex(what: &str, text: &[u8]) -> RblweResult<Zeroizing<Vec<u8>>> {
 /// Bytes buffered from the OS generator (refills are 32 bytes; see `rblwe::EntropyPool`).
 const POOL: usize = 256;
 
-fn os_pool() -> EntropyPool<SysRng, POOL> {
-    EntropyPool::new(SysRng)
+fn os_pool() -> EntropyPool<OsRng, POOL> {
+    EntropyPool::new(OsRng)
 }
 
 /// Serialized key pair: (public key payload, secret key payload).
@@ -620,9 +417,11 @@ fn keygen(a: &KeygenArgs) -> RblweResult<()> {
             }
         }
     }
-    let header = |kind| Header { set, kind, scheme };
-    let pk_file = Staged::write(&pk_path, &framed(header(Kind::PublicKey), &pk), false)?;
-    let sk_file = Staged::write(&sk_path, &framed(header(Kind::SecretKey), &sk), true)?;
+    let header = |kind| Header::new(set, kind, scheme);
+    let pk_bytes = framed(&pk_path, header(Kind::PublicKey), &pk)?;
+    let sk_bytes = framed(&sk_path, header(Kind::SecretKey), &sk)?;
+    let pk_file = Staged::write(&pk_path, &pk_bytes, false)?;
+    let sk_file = Staged::write(&sk_path, &sk_bytes, true)?;
     sk_file.commit()?;
     pk_file.commit()?;
     if set == SetId::Set2 {
@@ -692,12 +491,13 @@ fn encrypt(a: &EncryptArgs) -> RblweResult<()> {
         SetId::Set3 => encrypt_for::<Set3>(pk, &message, header.scheme, &what),
     }?;
     let out = framed(
+        &a.output,
         Header {
             kind: Kind::Ciphertext,
             ..header
         },
         &ct,
-    );
+    )?;
     Staged::write(&a.output, &out, false)?.commit()
 }
 
@@ -828,18 +628,6 @@ fn decrypt_for<P: ParamSet>(i: &DecryptInputs<'_>) -> RblweResult<Zeroizing<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn header_bytes_are_the_documented_layout() {
-        let h = Header {
-            set: SetId::Set3,
-            kind: Kind::Ciphertext,
-            scheme: Scheme::Cca2,
-        };
-        assert_eq!(h.to_bytes(), [b'Z', b'R', b'B', b'L', 1, 3, 3, 1]);
-        // Set 3 CCA2 ciphertext: c1, c2 (512 bytes each), c3, c4 (64 bytes each).
-        assert_eq!(h.payload_len(), 512 + 512 + 64 + 64);
-    }
 
     #[test]
     fn hex_decoding_accepts_whitespace_and_rejects_junk() {

@@ -4,7 +4,10 @@
 //! 128-bit secure) and at HE-standard 128-bit-secure ones. Criterion's "thrpt" is ct/s.
 //!
 //! `cargo bench -p zeppelin-evalmult --bench evalmult`
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 use std::time::Duration;
 

@@ -1,7 +1,11 @@
 //! The stream protocol over loopback TCP (127.0.0.1 only): OpenFHE's vectors through RLMP
 //! (digits from the host, as on the FPGA) and RLMD (digits in the server), odd tower counts,
 //! and malformed frames answered with RLER while the session survives.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers outside #[test] fns unwrap and call expect on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 use std::net::TcpListener;
 use std::path::PathBuf;

@@ -1,6 +1,9 @@
 //! Every kind of bad input gets its typed error (the FPGA checked its preconditions only in
 //! simulation).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 use std::path::PathBuf;
 
@@ -212,7 +215,10 @@ fn copy_vectors() -> tempfile::TempDir {
         let target = dir.path().join(entry.file_name());
         std::fs::copy(entry.path(), &target).unwrap();
         let mut perms = std::fs::metadata(&target).unwrap().permissions();
-        #[allow(clippy::permissions_set_readonly_false)]
+        #[expect(
+            clippy::permissions_set_readonly_false,
+            reason = "the copies must be writable so that the tests can corrupt them"
+        )]
         perms.set_readonly(false);
         std::fs::set_permissions(&target, perms).unwrap();
     }

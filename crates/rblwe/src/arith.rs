@@ -74,32 +74,18 @@ pub fn lane_sub(x: Word, y: Word) -> Word {
     ((x | HIGH) - (y & LOW7)) ^ ((x ^ !y) & HIGH)
 }
 
-/// Lane-wise `x + y mod 256` (`uadd8`).
+/// Lane-wise `x + y mod 256` (`uadd8`, see the private `arch` module).
 #[cfg(all(target_arch = "arm", target_feature = "dsp"))]
 #[inline(always)]
 pub fn lane_add(x: Word, y: Word) -> Word {
-    let r: u32;
-    // SAFETY: `uadd8` reads two registers and writes one register and the GE flags; it
-    // touches no memory and no stack.
-    unsafe {
-        core::arch::asm!("uadd8 {r}, {x}, {y}", r = lateout(reg) r, x = in(reg) x, y = in(reg) y,
-            options(pure, nomem, nostack));
-    }
-    r
+    crate::arch::lane_add(x, y)
 }
 
-/// Lane-wise `x - y mod 256` (`usub8`).
+/// Lane-wise `x - y mod 256` (`usub8`, see the private `arch` module).
 #[cfg(all(target_arch = "arm", target_feature = "dsp"))]
 #[inline(always)]
 pub fn lane_sub(x: Word, y: Word) -> Word {
-    let r: u32;
-    // SAFETY: `usub8` reads two registers and writes one register and the GE flags; it
-    // touches no memory and no stack.
-    unsafe {
-        core::arch::asm!("usub8 {r}, {x}, {y}", r = lateout(reg) r, x = in(reg) x, y = in(reg) y,
-            options(pure, nomem, nostack));
-    }
-    r
+    crate::arch::lane_sub(x, y)
 }
 
 /// Lane-wise `x * s mod 256` for a byte scalar `s` (products of 16-bit lane pairs never

@@ -18,13 +18,14 @@
 //! formal proof, and Set 2's 2^-10 failure rate makes it unsuitable there.
 
 use hkdf::HkdfExtract;
-use rand_core::TryCryptoRng;
+use rand_core::CryptoRngCore;
 use sha2::{Digest, Sha256};
+use zeppelin_ring::ct::mask_is_zero;
 use zeroize::Zeroize;
 
 use crate::cpa::{
-    self, check_len, diff_forward, diff_reverse, eq_mask, read_poly, Ciphertext, CpaDecryptor,
-    PublicKey, SecretKey,
+    self, check_len, diff_forward, diff_reverse, read_poly, Ciphertext, CpaDecryptor, PublicKey,
+    SecretKey,
 };
 use crate::fault::{self, Fault};
 use crate::masked::MaskedSecretKey;
@@ -153,7 +154,7 @@ impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
     }
 
     /// The same key with its secret split into fresh arithmetic shares (masked decryption).
-    pub fn to_masked<R: TryCryptoRng, const CAP: usize>(
+    pub fn to_masked<R: CryptoRngCore, const CAP: usize>(
         &self,
         pool: &mut EntropyPool<R, CAP>,
     ) -> Result<CcaSecretKey<P, MaskedSecretKey<P>>, Error> {
@@ -233,7 +234,7 @@ impl<P: ParamSet> CcaCiphertext<P> {
 
 /// CCA2 key generation over CPA key generation (with its fault hardening per `C`), plus
 /// the implicit-rejection secret `z`.
-pub fn keygen<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+pub fn keygen<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
     a: &PublicParameter<P>,
     pool: &mut EntropyPool<R, CAP>,
 ) -> Result<KeyPair<P, SecretKey<P>>, Error> {
@@ -242,7 +243,7 @@ pub fn keygen<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize
 }
 
 /// CCA2 key generation in the shared-key build (see [`MaskedSecretKey::keygen`]).
-pub fn keygen_masked<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+pub fn keygen_masked<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
     a: &PublicParameter<P>,
     pool: &mut EntropyPool<R, CAP>,
 ) -> Result<KeyPair<P, MaskedSecretKey<P>>, Error> {
@@ -250,7 +251,7 @@ pub fn keygen_masked<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP
     finish_keygen(pk, key, pool)
 }
 
-fn finish_keygen<P: ParamSet, K: CpaDecryptor<P>, R: TryCryptoRng, const CAP: usize>(
+fn finish_keygen<P: ParamSet, K: CpaDecryptor<P>, R: CryptoRngCore, const CAP: usize>(
     pk: PublicKey<P>,
     key: K,
     pool: &mut EntropyPool<R, CAP>,
@@ -316,7 +317,7 @@ fn encrypt_derand<P: ParamSet, C: Countermeasures>(
 }
 
 /// CCA2 encryption of `message` (`n/8` bytes).
-pub fn encrypt<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
     pk: &CcaPublicKey<P>,
     message: &[u8],
     pool: &mut EntropyPool<R, CAP>,
@@ -342,7 +343,7 @@ pub fn decrypt<
     P: ParamSet,
     C: Countermeasures,
     K: CpaDecryptor<P>,
-    R: TryCryptoRng,
+    R: CryptoRngCore,
     const CAP: usize,
 >(
     sk: &mut CcaSecretKey<P, K>,
@@ -362,7 +363,7 @@ fn decrypt_inner<
     P: ParamSet,
     C: Countermeasures,
     K: CpaDecryptor<P>,
-    R: TryCryptoRng,
+    R: CryptoRngCore,
     const CAP: usize,
 >(
     sk: &mut CcaSecretKey<P, K>,
@@ -395,7 +396,8 @@ fn decrypt_inner<
         if fault::hit(Fault::ZeroForwardAccumulator) {
             forward = 0;
         }
-        let mut mask_forward = eq_mask(forward);
+        // All ones (0xff) if the forward comparison found no difference, else zero.
+        let mut mask_forward = mask_is_zero(forward) as u8;
         if fault::hit(Fault::ForceForwardMask) {
             mask_forward = 0xff;
         }
@@ -407,7 +409,7 @@ fn decrypt_inner<
             if fault::hit(Fault::ZeroReverseAccumulator) {
                 reverse = 0;
             }
-            eq_mask(reverse)
+            mask_is_zero(reverse) as u8
         } else {
             0xff
         };

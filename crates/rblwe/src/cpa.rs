@@ -1,6 +1,6 @@
 //! The CPA-secure RBLWE public-key encryption scheme (Buchmann et al.).
 
-use rand_core::TryCryptoRng;
+use rand_core::CryptoRngCore;
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -80,14 +80,6 @@ pub(crate) fn diff_reverse(x: &[u8], y: &[u8]) -> u32 {
         acc = acc.wrapping_add((a ^ b) as u32);
     }
     core::hint::black_box(acc)
-}
-
-/// All-ones if `diff == 0`, else zero (branch-free).
-#[inline(always)]
-pub(crate) fn eq_mask(diff: u32) -> u8 {
-    // (diff | -diff) has its top bit set iff diff != 0.
-    let nonzero = (diff | diff.wrapping_neg()) >> 31;
-    (nonzero as u8).wrapping_sub(1)
 }
 
 /// The public polynomial `a`, fixed per deployment (a system parameter, not sent with keys).
@@ -239,7 +231,7 @@ impl<P: ParamSet> Ciphertext<P> {
 /// With fault hardening, the sampled secrets are validated structurally and the
 /// multiplication's loop completion is checked; on any failure (including a TRNG failure)
 /// every partial key is erased before the error returns.
-pub fn keygen<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+pub fn keygen<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
     a: &PublicParameter<P>,
     pool: &mut EntropyPool<R, CAP>,
 ) -> Result<(PublicKey<P>, SecretKey<P>), Error> {
@@ -265,7 +257,7 @@ pub fn keygen<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize
     }
 }
 
-fn keygen_into<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+fn keygen_into<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
     pk: &mut PublicKey<P>,
     sk: &mut SecretKey<P>,
     r1: &mut P::Bits,
@@ -307,7 +299,7 @@ fn mul_binary<C: Countermeasures>(out: &mut [u8], ext: &[u8], b: &[u8]) -> usize
 
 /// Encryption of an `n`-bit message (`n/8` bytes, bit `i` of byte `i/8` is coefficient
 /// `i`), drawing `e1, e2, e3` from the pool.
-pub fn encrypt<P: ParamSet, C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
     pk: &PublicKey<P>,
     message: &[u8],
     pool: &mut EntropyPool<R, CAP>,
@@ -425,7 +417,7 @@ fn decrypt_inner<P: ParamSet, C: Countermeasures>(
 /// randomness for its shares).
 pub trait CpaDecryptor<P: ParamSet> {
     /// Decrypts `ct` into `out` (`n/8` bytes).
-    fn cpa_decrypt<C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    fn cpa_decrypt<C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
         &mut self,
         ct: &Ciphertext<P>,
         pool: &mut EntropyPool<R, CAP>,
@@ -434,7 +426,7 @@ pub trait CpaDecryptor<P: ParamSet> {
 }
 
 impl<P: ParamSet> CpaDecryptor<P> for SecretKey<P> {
-    fn cpa_decrypt<C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    fn cpa_decrypt<C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
         &mut self,
         ct: &Ciphertext<P>,
         _pool: &mut EntropyPool<R, CAP>,

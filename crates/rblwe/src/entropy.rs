@@ -1,7 +1,6 @@
 //! Buffered randomness over a caller-supplied TRNG.
 
-use core::convert::Infallible;
-use rand_core::{TryCryptoRng, TryRng};
+use rand_core::{CryptoRng, CryptoRngCore, RngCore};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroize;
 
@@ -12,7 +11,8 @@ use crate::Error;
 pub const REFILL_BYTES: usize = 32;
 
 /// A pool of `CAP` random bytes drawn from a caller-supplied TRNG (any `rand_core`
-/// [`TryCryptoRng`]: a device plugs in its hardware TRNG).
+/// [`CryptoRngCore`], i.e. `RngCore + CryptoRng`: a device plugs in its hardware TRNG). The
+/// pool only calls [`RngCore::try_fill_bytes`], so a TRNG reports failures there.
 ///
 /// * Cold start ([`EntropyPool::new`]): the pool starts empty; when it runs dry it is
 ///   refilled synchronously in batches of [`REFILL_BYTES`](crate::REFILL_BYTES), so every refill counts against
@@ -22,7 +22,7 @@ pub const REFILL_BYTES: usize = 32;
 ///
 /// Consumed bytes are erased from the buffer immediately; a TRNG failure erases the pool
 /// and returns [`Error::Entropy`].
-pub struct EntropyPool<R: TryCryptoRng, const CAP: usize> {
+pub struct EntropyPool<R: CryptoRngCore, const CAP: usize> {
     rng: R,
     buffer: [u8; CAP],
     /// Next unread byte.
@@ -31,7 +31,7 @@ pub struct EntropyPool<R: TryCryptoRng, const CAP: usize> {
     end: usize,
 }
 
-impl<R: TryCryptoRng, const CAP: usize> EntropyPool<R, CAP> {
+impl<R: CryptoRngCore, const CAP: usize> EntropyPool<R, CAP> {
     /// An empty pool (cold start) over `rng`.
     pub fn new(rng: R) -> Self {
         Self {
@@ -116,7 +116,7 @@ impl<R: TryCryptoRng, const CAP: usize> EntropyPool<R, CAP> {
     }
 }
 
-impl<R: TryCryptoRng, const CAP: usize> Drop for EntropyPool<R, CAP> {
+impl<R: CryptoRngCore, const CAP: usize> Drop for EntropyPool<R, CAP> {
     fn drop(&mut self) {
         self.buffer.zeroize();
     }
@@ -125,7 +125,7 @@ impl<R: TryCryptoRng, const CAP: usize> Drop for EntropyPool<R, CAP> {
 /// A deterministic byte stream for known-answer tests and for emulators without a TRNG:
 /// block `j` is `SHA-256("zeppelin-rblwe/kat-entropy/v1" || len(label) || label || j)`.
 ///
-/// It implements [`TryCryptoRng`] only so that it can stand in for a TRNG in tests; it is
+/// It implements [`CryptoRng`] only so that it can stand in for a TRNG in tests; it is
 /// NOT a source of entropy. Never use it for real keys.
 #[derive(Clone)]
 pub struct KatEntropy {
@@ -164,22 +164,25 @@ impl KatEntropy {
     }
 }
 
-impl TryRng for KatEntropy {
-    type Error = Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+impl RngCore for KatEntropy {
+    fn next_u32(&mut self) -> u32 {
         let mut bytes = [0u8; 4];
-        self.try_fill_bytes(&mut bytes)?;
-        Ok(u32::from_le_bytes(bytes))
+        self.fill_bytes(&mut bytes);
+        u32::from_le_bytes(bytes)
     }
 
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+    fn next_u64(&mut self) -> u64 {
         let mut bytes = [0u8; 8];
-        self.try_fill_bytes(&mut bytes)?;
-        Ok(u64::from_le_bytes(bytes))
+        self.fill_bytes(&mut bytes);
+        u64::from_le_bytes(bytes)
     }
 
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dst);
+        Ok(())
+    }
+
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
         let mut written = 0;
         while written < dst.len() {
             if self.used == 32 {
@@ -190,8 +193,7 @@ impl TryRng for KatEntropy {
             self.used += take;
             written += take;
         }
-        Ok(())
     }
 }
 
-impl TryCryptoRng for KatEntropy {}
+impl CryptoRng for KatEntropy {}

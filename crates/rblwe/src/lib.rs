@@ -17,6 +17,9 @@
 //! * [`masked`] is first-order masked CPA decryption (arithmetic key shares, A2B conversion
 //!   with ISW AND gadgets; the gadget is hand-written assembly on the Cortex-M33).
 //!
+//! Files: [`container`] is the self-describing `ZRBL` format for keys and ciphertexts (an
+//! 8-byte header naming set, kind and scheme, then the object's bytes).
+//!
 //! Byte-lane arithmetic: [`arith`] processes as many coefficients per word as the word has
 //! bytes (SWAR in a `u64` on 64-bit hosts; `uadd8`/`usub8` on a Cortex-M33 with the DSP
 //! extension).
@@ -37,12 +40,21 @@
 //! # Ok::<(), rblwe::Error>(())
 //! ```
 #![no_std]
+#![deny(unsafe_code)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+#[cfg(all(target_arch = "arm", target_feature = "dsp"))]
+#[expect(
+    unsafe_code,
+    reason = "the Cortex-M33 DSP instructions and the assembly ISW gadget: the crate's only \
+              unsafe code, each block with its SAFETY argument"
+)]
+mod arch;
 pub mod arith;
 pub mod cca;
 mod config;
+pub mod container;
 pub mod cpa;
 mod entropy;
 mod error;

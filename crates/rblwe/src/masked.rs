@@ -19,7 +19,7 @@
 //! Randomness per decryption: `n` bytes for the refresh plus `(log2 q + 2) * n` bytes for
 //! the decoder (2 input masks and `log2 q` gadget masks per word of four coefficients).
 
-use rand_core::TryCryptoRng;
+use rand_core::CryptoRngCore;
 use zeroize::Zeroize;
 
 use crate::arith;
@@ -48,44 +48,12 @@ pub fn isw_and(x0: u32, x1: u32, y0: u32, y1: u32, r: u32) -> (u32, u32) {
     ((x0 & y0) ^ r, (x1 & y1) ^ t)
 }
 
-#[cfg(all(target_arch = "arm", target_feature = "dsp"))]
-core::arch::global_asm!(
-    ".section .text.rblwe_isw_and,\"ax\",%progbits",
-    ".global rblwe_isw_and",
-    ".type rblwe_isw_and,%function",
-    ".thumb_func",
-    "rblwe_isw_and:",
-    // AAPCS: r0 = x0, r1 = x1, r2 = y0, r3 = y1, [sp] = r. Returns z0 in r0, z1 in r1.
-    // Share 0 of an input and share 1 of the same input never meet in one instruction;
-    // the two cross products enter t only after r does.
-    "    ldr   r12, [sp]",
-    "    push  {{r4, r5}}",
-    "    and   r4, r0, r3",  // x0 & y1
-    "    eor   r4, r4, r12", // r ^ (x0 & y1)
-    "    and   r5, r1, r2",  // x1 & y0
-    "    eor   r4, r4, r5",  // t = r ^ (x0 & y1) ^ (x1 & y0)
-    "    and   r0, r0, r2",  // x0 & y0
-    "    eor   r0, r0, r12", // z0 = (x0 & y0) ^ r
-    "    and   r1, r1, r3",  // x1 & y1
-    "    eor   r1, r1, r4",  // z1 = (x1 & y1) ^ t
-    "    pop   {{r4, r5}}",
-    "    bx    lr",
-    ".size rblwe_isw_and, .-rblwe_isw_and",
-);
-
-#[cfg(all(target_arch = "arm", target_feature = "dsp"))]
-extern "C" {
-    fn rblwe_isw_and(x0: u32, x1: u32, y0: u32, y1: u32, r: u32) -> u64;
-}
-
-/// ISW AND gadget (Cortex-M33: hand-written assembly, see the module docs).
+/// ISW AND gadget (Cortex-M33: the hand-written assembly `rblwe_isw_and` in
+/// the private `arch` module; see the module docs).
 #[cfg(all(target_arch = "arm", target_feature = "dsp"))]
 #[inline(always)]
 pub fn isw_and(x0: u32, x1: u32, y0: u32, y1: u32, r: u32) -> (u32, u32) {
-    // SAFETY: `rblwe_isw_and` follows the AAPCS, reads only its arguments, restores r4/r5
-    // and touches no other memory.
-    let z = unsafe { rblwe_isw_and(x0, x1, y0, y1, r) };
-    (z as u32, (z >> 32) as u32)
+    crate::arch::isw_and(x0, x1, y0, y1, r)
 }
 
 const LANE_LOW: u32 = 0xfefe_fefe;
@@ -143,14 +111,14 @@ impl<P: ParamSet> core::fmt::Debug for MaskedSecretKey<P> {
 
 impl<P: ParamSet> MaskedSecretKey<P> {
     /// Splits a plain secret key into fresh shares.
-    pub fn from_secret_key<R: TryCryptoRng, const CAP: usize>(
+    pub fn from_secret_key<R: CryptoRngCore, const CAP: usize>(
         sk: &SecretKey<P>,
         pool: &mut EntropyPool<R, CAP>,
     ) -> Result<Self, Error> {
         Self::share(&sk.r2, pool)
     }
 
-    fn share<R: TryCryptoRng, const CAP: usize>(
+    fn share<R: CryptoRngCore, const CAP: usize>(
         bits: &P::Bits,
         pool: &mut EntropyPool<R, CAP>,
     ) -> Result<Self, Error> {
@@ -171,7 +139,7 @@ impl<P: ParamSet> MaskedSecretKey<P> {
     }
 
     /// Re-randomizes the shares: `s0 += d`, `s1 -= d` for a fresh random `d`.
-    pub fn refresh<R: TryCryptoRng, const CAP: usize>(
+    pub fn refresh<R: CryptoRngCore, const CAP: usize>(
         &mut self,
         pool: &mut EntropyPool<R, CAP>,
     ) -> Result<(), Error> {
@@ -189,7 +157,7 @@ impl<P: ParamSet> MaskedSecretKey<P> {
     /// drawn, and `p = r1 - a*s0 - a*s1` is computed from the shares (general
     /// multiplication) without reconstructing `r2`. Fault hardening and key erasure as in
     /// [`crate::cpa::keygen`].
-    pub fn keygen<C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    pub fn keygen<C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
         a: &PublicParameter<P>,
         pool: &mut EntropyPool<R, CAP>,
     ) -> Result<(PublicKey<P>, Self), Error> {
@@ -239,7 +207,7 @@ impl<P: ParamSet> MaskedSecretKey<P> {
 
     /// Masked CPA decryption into `out` (`n/8` bytes). Refreshes the shares first. On any
     /// failure (including the pool running out of entropy) `out` is erased.
-    pub fn decrypt<C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    pub fn decrypt<C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
         &mut self,
         ct: &Ciphertext<P>,
         pool: &mut EntropyPool<R, CAP>,
@@ -253,7 +221,7 @@ impl<P: ParamSet> MaskedSecretKey<P> {
         result
     }
 
-    fn decrypt_inner<C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    fn decrypt_inner<C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
         &mut self,
         ct: &Ciphertext<P>,
         pool: &mut EntropyPool<R, CAP>,
@@ -327,7 +295,7 @@ impl<P: ParamSet> MaskedSecretKey<P> {
 }
 
 impl<P: ParamSet> CpaDecryptor<P> for MaskedSecretKey<P> {
-    fn cpa_decrypt<C: Countermeasures, R: TryCryptoRng, const CAP: usize>(
+    fn cpa_decrypt<C: Countermeasures, R: CryptoRngCore, const CAP: usize>(
         &mut self,
         ct: &Ciphertext<P>,
         pool: &mut EntropyPool<R, CAP>,

@@ -1,7 +1,10 @@
 //! Plain schoolbook reference implementations, written for obviousness rather than speed or
 //! side-channel safety. Tests (on the host and on the target) compare the byte-lane kernels
 //! against these. Not for use on secrets.
-#![allow(clippy::needless_range_loop)] // index loops mirror the textbook definitions
+#![expect(
+    clippy::needless_range_loop,
+    reason = "index loops mirror the textbook definitions"
+)]
 
 /// Schoolbook negacyclic product `a * b mod (x^n + 1, q)` for `a, b` in `Z_q^n` given as one
 /// coefficient per byte (a binary polynomial as bytes 0/1).

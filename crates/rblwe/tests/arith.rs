@@ -1,6 +1,4 @@
 //! Byte-lane kernels against schoolbook references.
-// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 use common::TestRng;

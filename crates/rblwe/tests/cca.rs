@@ -1,6 +1,8 @@
 //! CCA2 wrapper: round trips and a randomized tamper campaign.
-// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 mod common;
 use common::TestRng;

@@ -7,8 +7,10 @@
 //! `nu_i = A - B + E` exactly, with `A ~ Bin(2(i+1), 1/4)` (unwrapped terms of both
 //! products), `B ~ Bin(2(n-i-1), 1/4)` (wrapped, subtracted terms) and `E ~ Bern(1/2)`.
 //! Bit `i` decodes wrongly iff `(nu_i - ceil(E[nu_i])) mod q` is not in `[-q/4, q/4)`.
-// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 mod common;
 use common::TestRng;

@@ -2,8 +2,6 @@
 //! fault is injected into the hardened configuration, and into the same code without fault
 //! hardening to show what the countermeasure prevents. One test function, because the
 //! injected fault is process-wide.
-// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use rblwe::cca::{self, CcaCiphertext};
 use rblwe::cpa;

@@ -3,8 +3,10 @@
 //!
 //! Regenerate (only after an intended change of outputs) with
 //! `cargo test -p rblwe --release --test kat -- --ignored regenerate_kat_files`.
-// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 use rblwe::kat::{self, KatOutcome};
 use rblwe::params::ParamSet;

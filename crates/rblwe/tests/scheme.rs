@@ -1,11 +1,14 @@
 //! The CPA scheme against an independent schoolbook model, key validation, typed errors.
-// Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] fns unwrap and panic on failure (clippy.toml exempts only #[test] fns)"
+)]
 
 mod common;
 use common::TestRng;
-use core::convert::Infallible;
-use rand_core::{TryCryptoRng, TryRng};
+use core::num::NonZeroU32;
+use rand_core::{CryptoRng, RngCore};
 use rblwe::cpa::{self, Ciphertext, PublicKey, SecretKey};
 use rblwe::params::ParamSet;
 use rblwe::reference;
@@ -250,44 +253,44 @@ fn structurally_invalid_secret_keys_are_rejected() {
 /// A TRNG stuck at zero: with fault hardening, key generation refuses the all-zero secret
 /// and erases everything; without it, the weak key would be accepted.
 struct StuckTrng;
-#[derive(Debug)]
-struct Never;
-impl core::fmt::Display for Never {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("never")
+impl RngCore for StuckTrng {
+    fn next_u32(&mut self) -> u32 {
+        0
     }
-}
-impl core::error::Error for Never {}
-impl TryRng for StuckTrng {
-    type Error = Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        Ok(0)
+    fn next_u64(&mut self) -> u64 {
+        0
     }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        Ok(0)
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        dst.fill(0);
     }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core::Error> {
         dst.fill(0);
         Ok(())
     }
 }
-impl TryCryptoRng for StuckTrng {}
+impl CryptoRng for StuckTrng {}
 
-/// A TRNG that fails.
+/// A TRNG that fails (the pool only calls `try_fill_bytes`; the infallible methods would
+/// panic, as `OsRng`'s do).
 struct BrokenTrng;
-impl TryRng for BrokenTrng {
-    type Error = Never;
-    fn try_next_u32(&mut self) -> Result<u32, Never> {
-        Err(Never)
+fn broken() -> rand_core::Error {
+    rand_core::Error::from(NonZeroU32::new(rand_core::Error::CUSTOM_START).unwrap())
+}
+impl RngCore for BrokenTrng {
+    fn next_u32(&mut self) -> u32 {
+        panic!("{}", broken())
     }
-    fn try_next_u64(&mut self) -> Result<u64, Never> {
-        Err(Never)
+    fn next_u64(&mut self) -> u64 {
+        panic!("{}", broken())
     }
-    fn try_fill_bytes(&mut self, _dst: &mut [u8]) -> Result<(), Never> {
-        Err(Never)
+    fn fill_bytes(&mut self, _dst: &mut [u8]) {
+        panic!("{}", broken())
+    }
+    fn try_fill_bytes(&mut self, _dst: &mut [u8]) -> Result<(), rand_core::Error> {
+        Err(broken())
     }
 }
-impl TryCryptoRng for BrokenTrng {}
+impl CryptoRng for BrokenTrng {}
 
 #[test]
 fn trng_faults_are_caught() {

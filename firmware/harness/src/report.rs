@@ -45,6 +45,10 @@ impl Harness {
 }
 
 /// Exits QEMU through semihosting: status 0 on success, 1 otherwise.
+#[expect(
+    clippy::empty_loop,
+    reason = "reached only without a semihosting host (QEMU exits first); a plain loop keeps the measured images unchanged"
+)]
 pub fn exit(success: bool) -> ! {
     debug::exit(if success {
         debug::EXIT_SUCCESS

@@ -197,7 +197,6 @@ fn median_of<F: FnMut(&mut Pool) -> bool>(cal: (u64, u64), mode: Mode, mut op: F
     )
 }
 
-#[allow(clippy::too_many_arguments)]
 fn row<F: FnMut(&mut Pool) -> bool>(
     h: &mut Harness,
     cal: (u64, u64),

@@ -3,8 +3,7 @@
 //! a data register, not of a software hash. NOT a source of entropy: for measurements only.
 //! (The KATs use `rblwe::KatEntropy`, as on the host.)
 
-use core::convert::Infallible;
-use rand_core::{TryCryptoRng, TryRng};
+use rand_core::{CryptoRng, RngCore};
 
 pub struct SimTrng(u32);
 
@@ -24,21 +23,23 @@ impl SimTrng {
     }
 }
 
-impl TryRng for SimTrng {
-    type Error = Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        Ok(self.read())
+impl RngCore for SimTrng {
+    fn next_u32(&mut self) -> u32 {
+        self.read()
     }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        Ok(self.read() as u64 | ((self.read() as u64) << 32))
+    fn next_u64(&mut self) -> u64 {
+        self.read() as u64 | ((self.read() as u64) << 32)
     }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
         for chunk in dst.chunks_mut(4) {
             let word = self.read().to_le_bytes();
             chunk.copy_from_slice(&word[..chunk.len()]);
         }
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dst);
         Ok(())
     }
 }
 
-impl TryCryptoRng for SimTrng {}
+impl CryptoRng for SimTrng {}

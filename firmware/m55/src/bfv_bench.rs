@@ -58,6 +58,10 @@ fn seeds() -> EncryptionSeeds {
 
 // ----- the operations, generic over the two keystreams ---------------------------------
 
+#[expect(
+    clippy::extra_unused_type_parameters,
+    reason = "every operation has the signature that variants! instantiates per keystream pair"
+)]
 fn op_encode<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
     encoder::encode(o.slots.as_ref(), &mut o.plain)
 }

@@ -1,4 +1,7 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
+)]
 //! The benchmark workload, shared by `benches/evalmult.rs` and `examples/throughput.rs` (the
 //! example includes this file with `#[path]`), so both measure the same thing: the
 //! configurations, 30-bit towers generated as OpenFHE does for t = 257, a uniformly random

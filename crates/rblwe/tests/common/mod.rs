@@ -1,7 +1,10 @@
 //! Shared test helpers (included with `mod common;`).
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test crate uses a different subset of the helpers"
+)]
 
-use rand_core::Rng;
+use rand_core::RngCore;
 use rblwe::KatEntropy;
 
 /// Deterministic test randomness (not the code under test's own sampler path).
