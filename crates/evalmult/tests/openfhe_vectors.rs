@@ -1,7 +1,10 @@
 //! The OpenFHE 1.5.1 vectors (`shared/vectors/openfhe-bv-n4096-l4-b2`), residue for residue.
 //! The directory is found beside the repository (`../../../shared/vectors` from this crate),
 //! or at `$ZEPPELIN_VECTORS`; a missing directory fails the test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "in a test a failed unwrap is a failed test"
+)]
 
 use std::path::PathBuf;
 

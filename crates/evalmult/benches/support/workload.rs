@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(clippy::unwrap_used, reason = "a benchmark aborts on a broken setup")]
 //! The benchmark workload, shared by `benches/evalmult.rs` and `examples/throughput.rs` (the
 //! example includes this file with `#[path]`), so both measure the same thing: the
 //! configurations, 30-bit towers generated as OpenFHE does for t = 257, a uniformly random
