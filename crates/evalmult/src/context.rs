@@ -2,7 +2,7 @@
 
 use zeppelin_ring::{Modulus, NttTable, NttView};
 
-use crate::error::{EvalMultError, Result};
+use crate::error::{CiphertextId, Component, EvalMultError, Input, KeyPart, Result};
 
 /// Smallest ring dimension the engine accepts.
 pub const MIN_RING_DIM: usize = 16;
@@ -105,7 +105,7 @@ impl RnsContext {
 
     /// Checks that `poly` is a tower-major RNS polynomial of this context with every residue
     /// reduced; `what` names it in the error.
-    pub fn check_poly(&self, what: &str, poly: &[u32]) -> Result<()> {
+    pub fn check_poly(&self, what: Input, poly: &[u32]) -> Result<()> {
         if poly.len() != self.poly_len() {
             return Err(EvalMultError::shape(
                 what,
@@ -122,7 +122,7 @@ impl RnsContext {
             let q = m.value();
             if let Some(index) = first_unreduced(residues, q) {
                 return Err(EvalMultError::ResidueOutOfRange {
-                    what: what.to_owned(),
+                    what,
                     tower,
                     index,
                     value: residues[index],
@@ -159,10 +159,10 @@ pub struct Ciphertext {
 }
 
 impl Ciphertext {
-    /// Checks both components against `ctx`.
-    pub fn check(&self, ctx: &RnsContext, what: &str) -> Result<()> {
-        ctx.check_poly(&format!("{what}.c0"), &self.c0)?;
-        ctx.check_poly(&format!("{what}.c1"), &self.c1)
+    /// Checks both components against `ctx`; `what` names the ciphertext in the error.
+    pub fn check(&self, ctx: &RnsContext, what: CiphertextId) -> Result<()> {
+        ctx.check_poly(Input::ciphertext(what, Component::C0), &self.c0)?;
+        ctx.check_poly(Input::ciphertext(what, Component::C1), &self.c1)
     }
 }
 
@@ -193,17 +193,17 @@ impl RelinKey {
                 key_moduli: self.moduli.clone(),
             });
         }
-        for (name, part) in [("relin key a", &self.a), ("relin key b", &self.b)] {
-            if part.len() != ctx.towers() {
+        for (part, polys) in [(KeyPart::A, &self.a), (KeyPart::B, &self.b)] {
+            if polys.len() != ctx.towers() {
                 return Err(EvalMultError::shape(
-                    name,
+                    Input::RelinKey { part },
                     ctx.towers(),
-                    part.len(),
+                    polys.len(),
                     "digits",
                 ));
             }
-            for (i, poly) in part.iter().enumerate() {
-                ctx.check_poly(&format!("{name}_{i}"), poly)?;
+            for (digit, poly) in polys.iter().enumerate() {
+                ctx.check_poly(Input::RelinKeyDigit { part, digit }, poly)?;
             }
         }
         Ok(())

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use zeppelin_ring::{Ntt, NttBackend, RnsKernels, ShoupTable};
 
 use crate::context::{first_unreduced, Ciphertext, RelinKey, RnsContext};
-use crate::error::{EvalMultError, Result};
+use crate::error::{CiphertextId, EvalMultError, Factor, Input, Result};
 
 /// Tuning knobs; results never depend on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub fn tower_major_digits(ctx: &RnsContext, digits: &[Vec<u32>]) -> Result<Tower
     let (n, towers) = (ctx.ring_dim(), ctx.towers());
     if digits.len() != towers {
         return Err(EvalMultError::shape(
-            "digits",
+            Input::Digits,
             towers,
             digits.len(),
             "digits",
@@ -129,7 +129,7 @@ pub fn tower_major_digits(ctx: &RnsContext, digits: &[Vec<u32>]) -> Result<Tower
     let mut out = Vec::with_capacity(towers * towers * n);
     for k in 0..towers {
         for (i, digit) in digits.iter().enumerate() {
-            ctx.check_poly(&format!("digit {i}"), digit)?;
+            ctx.check_poly(Input::Digit { digit: i }, digit)?;
             out.extend_from_slice(&digit[k * n..(k + 1) * n]);
         }
     }
@@ -260,7 +260,7 @@ impl Engine {
         if digits.len() != pairs.len() {
             out.reset(0, 0, 0);
             return Err(EvalMultError::shape(
-                "digit sets",
+                Input::DigitSets,
                 pairs.len(),
                 digits.len(),
                 "pairs",
@@ -317,8 +317,21 @@ impl Engine {
         let span = towers * row;
         let block = self.options.block;
         for (g, (x, y)) in members.iter().enumerate() {
-            x.check(&self.ctx, &format!("pair {} x", first + g))?;
-            y.check(&self.ctx, &format!("pair {} y", first + g))?;
+            let pair = first + g;
+            x.check(
+                &self.ctx,
+                CiphertextId::Pair {
+                    pair,
+                    factor: Factor::X,
+                },
+            )?;
+            y.check(
+                &self.ctx,
+                CiphertextId::Pair {
+                    pair,
+                    factor: Factor::Y,
+                },
+            )?;
         }
         let Scratch {
             coefficients,
@@ -405,7 +418,7 @@ impl Engine {
         let (n, towers) = (self.ctx.ring_dim(), self.ctx.towers());
         if set.len() != towers * towers * n {
             return Err(EvalMultError::shape(
-                format!("digits of pair {ct}"),
+                Input::PairDigits { pair: ct },
                 towers * towers * n,
                 set.len(),
                 "residues",
@@ -415,7 +428,10 @@ impl Engine {
             let q = self.ctx.moduli()[k].value();
             if let Some(index) = first_unreduced(tower_digits, q) {
                 return Err(EvalMultError::ResidueOutOfRange {
-                    what: format!("digit {} of pair {ct}", index / n),
+                    what: Input::PairDigit {
+                        pair: ct,
+                        digit: index / n,
+                    },
                     tower: k,
                     index: index % n,
                     value: tower_digits[index],

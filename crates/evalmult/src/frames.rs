@@ -70,7 +70,7 @@ use std::io::{Read, Write};
 
 use crate::context::{Ciphertext, RelinKey, RnsContext};
 use crate::engine::TowerMajorDigits;
-use crate::error::{EvalMultError, Result};
+use crate::error::{CiphertextId, EvalMultError, Factor, FrameError, Input, Result};
 
 /// "RLPT": profile load.
 pub const CMD_RLPT: u32 = 0x524c_5054;
@@ -118,10 +118,6 @@ pub const fn pair_count(towers: usize) -> usize {
     towers.div_ceil(2)
 }
 
-fn frame_error(message: impl Into<String>) -> EvalMultError {
-    EvalMultError::Frame(message.into())
-}
-
 /// The RLPT frame for `moduli`.
 pub fn encode_profile(moduli: &[u32]) -> Result<Vec<u64>> {
     let pairs = pair_count(moduli.len());
@@ -129,41 +125,47 @@ pub fn encode_profile(moduli: &[u32]) -> Result<Vec<u64>> {
     for p in 0..pairs {
         let q_lo = moduli[2 * p];
         let q_hi = moduli.get(2 * p + 1).copied().unwrap_or(0);
-        let mu = |q: u32| -> Result<u32> {
+        let mu = |tower: usize, q: u32| -> Result<u32> {
             if q == 0 {
                 return Ok(0);
             }
-            u32::try_from(barrett_mu(q)).map_err(|_| {
-                frame_error(format!(
-                    "modulus {q} is not above 2^28: its Barrett constant needs more than 32 bits"
-                ))
-            })
+            u32::try_from(barrett_mu(q))
+                .map_err(|_| FrameError::ModulusTooSmall { tower, modulus: q }.into())
         };
         words.push(word(q_lo, q_hi));
-        words.push(word(mu(q_lo)?, mu(q_hi)?));
+        words.push(word(mu(2 * p, q_lo)?, mu(2 * p + 1, q_hi)?));
     }
     Ok(words)
 }
 
 /// Decodes an RLPT frame and validates it for ring dimension `ring_dim`.
 pub fn decode_profile(frame: &[u64], ring_dim: usize) -> Result<RnsContext> {
-    if frame.len() < 2 || lo(frame[0]) != CMD_RLPT || hi(frame[0]) != 0 {
-        return Err(frame_error("not an RLPT frame"));
+    if frame.len() < 2 {
+        return Err(FrameError::Truncated {
+            frame: "RLPT",
+            needed: 2,
+            found: frame.len(),
+        }
+        .into());
+    }
+    if frame[0] != u64::from(CMD_RLPT) {
+        return Err(FrameError::NotProfile { word: frame[0] }.into());
     }
     let pairs = lo(frame[1]) as usize;
     if hi(frame[1]) as usize != pairs || pairs == 0 {
-        return Err(frame_error(format!(
-            "RLPT pair count words disagree or are zero: {{{}, {}}}",
-            hi(frame[1]),
-            lo(frame[1])
-        )));
+        return Err(FrameError::ProfilePairCount {
+            upper: hi(frame[1]),
+            lower: lo(frame[1]),
+        }
+        .into());
     }
     if frame.len() != 2 + 2 * pairs {
-        return Err(frame_error(format!(
-            "RLPT with {pairs} pairs must have {} words, has {}",
-            2 + 2 * pairs,
-            frame.len()
-        )));
+        return Err(FrameError::ProfileLength {
+            pairs,
+            expected: 2 + 2 * pairs,
+            found: frame.len(),
+        }
+        .into());
     }
     let mut moduli = Vec::with_capacity(2 * pairs);
     for p in 0..pairs {
@@ -174,15 +176,16 @@ pub fn decode_profile(frame: &[u64], ring_dim: usize) -> Result<RnsContext> {
                 continue; // odd tower count: the last upper half is absent
             }
             if q <= 1 << 28 {
-                return Err(frame_error(format!(
-                    "tower {tower}: modulus {q} is not above 2^28"
-                )));
+                return Err(FrameError::ModulusTooSmall { tower, modulus: q }.into());
             }
             if u64::from(mu) != barrett_mu(q) {
-                return Err(frame_error(format!(
-                    "tower {tower}: Barrett constant {mu} is not floor(2^60/{q}) = {}",
-                    barrett_mu(q)
-                )));
+                return Err(FrameError::BarrettConstant {
+                    tower,
+                    mu,
+                    modulus: q,
+                    expected: barrett_mu(q),
+                }
+                .into());
             }
             moduli.push(q);
         }
@@ -226,17 +229,17 @@ impl PairHeader {
 /// Reads and checks the header of a pair frame against the session's parameters.
 pub fn decode_pair_header(frame: &[u64], ctx: &RnsContext) -> Result<PairHeader> {
     if frame.len() < 3 {
-        return Err(frame_error("pair frame shorter than its 3-word header"));
+        return Err(FrameError::Truncated {
+            frame: "pair",
+            needed: 3,
+            found: frame.len(),
+        }
+        .into());
     }
     let with_digits = match (lo(frame[0]), hi(frame[0])) {
         (CMD_RLMP, 0) => true,
         (CMD_RLMD, 0) => false,
-        _ => {
-            return Err(frame_error(format!(
-                "unknown command word {:#018x}",
-                frame[0]
-            )))
-        }
+        _ => return Err(FrameError::UnknownCommand { word: frame[0] }.into()),
     };
     let header = PairHeader {
         with_digits,
@@ -247,31 +250,34 @@ pub fn decode_pair_header(frame: &[u64], ctx: &RnsContext) -> Result<PairHeader>
     };
     let towers = ctx.towers();
     if header.digits != towers {
-        return Err(frame_error(format!(
-            "digit count {} but {towers} towers (BV digitSize 0)",
-            header.digits
-        )));
+        return Err(FrameError::DigitCount {
+            digits: header.digits,
+            towers,
+        }
+        .into());
     }
     if header.pair_count != pair_count(towers) || header.pair_index >= header.pair_count {
-        return Err(frame_error(format!(
-            "pair {} of {}: the profile has {} pairs",
-            header.pair_index,
-            header.pair_count,
-            pair_count(towers)
-        )));
+        return Err(FrameError::PairOutOfProfile {
+            index: header.pair_index,
+            count: header.pair_count,
+            profile: pair_count(towers),
+        }
+        .into());
     }
     if header.ciphertexts == 0 || header.ciphertexts > MAX_CIPHERTEXTS {
-        return Err(frame_error(format!(
-            "ciphertext count {} outside [1, {MAX_CIPHERTEXTS}]",
-            header.ciphertexts
-        )));
+        return Err(FrameError::CiphertextCount {
+            count: header.ciphertexts,
+            max: MAX_CIPHERTEXTS,
+        }
+        .into());
     }
     let expected = header.frame_len(ctx.ring_dim());
     if frame.len() != expected {
-        return Err(frame_error(format!(
-            "pair frame must have {expected} words, has {}",
-            frame.len()
-        )));
+        return Err(FrameError::PairLength {
+            expected,
+            found: frame.len(),
+        }
+        .into());
     }
     // Every residue below its tower's modulus (an absent upper tower must be zero).
     let q_lo = ctx.moduli()[2 * header.pair_index].value();
@@ -283,12 +289,14 @@ pub fn decode_pair_header(frame: &[u64], ctx: &RnsContext) -> Result<PairHeader>
         .iter()
         .position(|&w| lo(w) >= q_lo || hi(w) >= q_hi)
     {
-        return Err(frame_error(format!(
-            "word {}: residue {{{}, {}}} not below the pair's moduli {{{q_hi}, {q_lo}}}",
-            at + 3,
-            hi(frame[3 + at]),
-            lo(frame[3 + at])
-        )));
+        return Err(FrameError::Residue {
+            word: at + 3,
+            upper: hi(frame[3 + at]),
+            lower: lo(frame[3 + at]),
+            upper_modulus: q_hi,
+            lower_modulus: q_lo,
+        }
+        .into());
     }
     Ok(header)
 }
@@ -305,19 +313,32 @@ pub fn encode_pair_frame(
     let (n, towers) = (ctx.ring_dim(), ctx.towers());
     key.check(ctx)?;
     if pair_index >= pair_count(towers) {
-        return Err(frame_error(format!(
-            "pair {pair_index} of {}",
-            pair_count(towers)
-        )));
+        return Err(FrameError::NoSuchPair {
+            index: pair_index,
+            pairs: pair_count(towers),
+        }
+        .into());
     }
-    for (ct, (x, y)) in pairs.iter().enumerate() {
-        x.check(ctx, &format!("pair {ct} x"))?;
-        y.check(ctx, &format!("pair {ct} y"))?;
+    for (pair, (x, y)) in pairs.iter().enumerate() {
+        x.check(
+            ctx,
+            CiphertextId::Pair {
+                pair,
+                factor: Factor::X,
+            },
+        )?;
+        y.check(
+            ctx,
+            CiphertextId::Pair {
+                pair,
+                factor: Factor::Y,
+            },
+        )?;
     }
     if let Some(digits) = digits {
         if digits.len() != pairs.len() || digits.iter().any(|d| d.len() != towers * towers * n) {
             return Err(EvalMultError::shape(
-                "digit sets",
+                Input::DigitSets,
                 pairs.len(),
                 digits.len(),
                 "pairs",
@@ -471,11 +492,11 @@ pub fn decode_results(
 ) -> Result<Vec<Ciphertext>> {
     let (n, towers) = (ctx.ring_dim(), ctx.towers());
     if frames.len() != pair_count(towers) {
-        return Err(frame_error(format!(
-            "{} result frames for {} pairs",
-            frames.len(),
-            pair_count(towers)
-        )));
+        return Err(FrameError::ResultCount {
+            frames: frames.len(),
+            pairs: pair_count(towers),
+        }
+        .into());
     }
     let mut out = vec![
         Ciphertext {
@@ -485,15 +506,31 @@ pub fn decode_results(
         ciphertexts
     ];
     for frame in frames {
-        if frame.len() != 2 + 2 * n * ciphertexts
-            || lo(frame[0]) != CMD_RLRP
-            || lo(frame[1]) as usize != ciphertexts
-        {
-            return Err(frame_error("malformed RLRP frame"));
+        let expected = 2 + 2 * n * ciphertexts;
+        if frame.len() != expected {
+            return Err(FrameError::ResultLength {
+                expected,
+                found: frame.len(),
+            }
+            .into());
+        }
+        if lo(frame[0]) != CMD_RLRP {
+            return Err(FrameError::NotResult { word: frame[0] }.into());
+        }
+        if lo(frame[1]) as usize != ciphertexts {
+            return Err(FrameError::ResultCiphertexts {
+                expected: ciphertexts,
+                found: lo(frame[1]) as usize,
+            }
+            .into());
         }
         let p = hi(frame[1]) as usize;
         if p >= pair_count(towers) {
-            return Err(frame_error(format!("RLRP for pair {p}")));
+            return Err(FrameError::ResultPair {
+                pair: p,
+                pairs: pair_count(towers),
+            }
+            .into());
         }
         for j in 0..n {
             for (ct, result) in out.iter_mut().enumerate() {
@@ -512,8 +549,8 @@ pub fn decode_results(
             }
         }
     }
-    for (ct, result) in out.iter().enumerate() {
-        result.check(ctx, &format!("result {ct}"))?;
+    for (index, result) in out.iter().enumerate() {
+        result.check(ctx, CiphertextId::Result { index })?;
     }
     Ok(out)
 }

@@ -48,4 +48,7 @@ pub use context::{
     MAX_TOWERS, MIN_RING_DIM,
 };
 pub use engine::{tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits};
-pub use error::{EvalMultError, Result};
+pub use error::{
+    CiphertextId, Component, EvalMultError, Factor, FrameError, Input, KeyPart, ManifestError,
+    PairKind, Result,
+};

@@ -13,7 +13,7 @@
 use zeppelin_ring::{NttBackend, Portable};
 
 use crate::context::{Ciphertext, RelinKey, RnsContext};
-use crate::error::Result;
+use crate::error::{CiphertextId, EvalMultError, Factor, Input, Result};
 
 /// The three components of the unrelinearized product (`EvalMultNoRelin`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +28,8 @@ pub struct Tensor {
 
 /// The tensor product of two evaluation-format ciphertexts.
 pub fn tensor(ctx: &RnsContext, x: &Ciphertext, y: &Ciphertext) -> Result<Tensor> {
-    x.check(ctx, "x")?;
-    y.check(ctx, "y")?;
+    x.check(ctx, CiphertextId::Single(Factor::X))?;
+    y.check(ctx, CiphertextId::Single(Factor::Y))?;
     let n = ctx.ring_dim();
     let len = ctx.poly_len();
     let (mut c0, mut c1, mut c2) = (vec![0; len], vec![0; len], vec![0; len]);
@@ -45,7 +45,7 @@ pub fn tensor(ctx: &RnsContext, x: &Ciphertext, y: &Ciphertext) -> Result<Tensor
 /// OpenFHE's BV digit decomposition of an evaluation-format polynomial: one RNS polynomial
 /// (evaluation format) per tower, in tower order.
 pub fn decompose(ctx: &RnsContext, c2: &[u32]) -> Result<Vec<Vec<u32>>> {
-    ctx.check_poly("c2", c2)?;
+    ctx.check_poly(Input::C2, c2)?;
     let n = ctx.ring_dim();
     let towers = ctx.towers();
     let mut coefficients = c2.to_vec();
@@ -80,8 +80,8 @@ pub fn key_switch(
 ) -> Result<(Vec<u32>, Vec<u32>)> {
     key.check(ctx)?;
     if digits.len() != ctx.towers() {
-        return Err(crate::EvalMultError::shape(
-            "digits",
+        return Err(EvalMultError::shape(
+            Input::Digits,
             ctx.towers(),
             digits.len(),
             "digits",
@@ -91,7 +91,7 @@ pub fn key_switch(
     let len = ctx.poly_len();
     let (mut ks_b, mut ks_a) = (vec![0u32; len], vec![0u32; len]);
     for (i, digit) in digits.iter().enumerate() {
-        ctx.check_poly(&format!("digit {i}"), digit)?;
+        ctx.check_poly(Input::Digit { digit: i }, digit)?;
         for j in 0..len {
             let m = &ctx.moduli()[j / n];
             ks_b[j] = m.add(ks_b[j], m.mul(key.b[i][j], digit[j]));

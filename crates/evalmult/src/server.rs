@@ -8,7 +8,7 @@ use zeppelin_ring::{Ntt, NttBackend, RnsKernels};
 
 use crate::context::{Ciphertext, RelinKey, RnsContext};
 use crate::engine::{Engine, TowerMajorDigits};
-use crate::error::{EvalMultError, Result};
+use crate::error::{EvalMultError, FrameError, PairKind, Result};
 use crate::frames::{self, codes, Incoming, PairHeader};
 
 /// One connection's state: the profile, and the pair frames of the session in progress.
@@ -49,10 +49,7 @@ impl Session {
         let command = frame.first().map_or(0, |&w| frames::lo(w));
         if command == frames::CMD_RLPT {
             if self.current.is_some() {
-                return Err((
-                    codes::SEQUENCE,
-                    EvalMultError::Frame("RLPT inside an unfinished session".into()),
-                ));
+                return Err((codes::SEQUENCE, FrameError::ProfileInSession.into()));
             }
             let ctx = frames::decode_profile(frame, self.ring_dim).map_err(|e| match e {
                 EvalMultError::Frame(_) => (codes::MALFORMED, e),
@@ -63,16 +60,10 @@ impl Session {
         }
         if command != frames::CMD_RLMP && command != frames::CMD_RLMD {
             let word = frame.first().copied().unwrap_or(0);
-            return Err((
-                codes::MALFORMED,
-                EvalMultError::Frame(format!("unknown command word {word:#018x}")),
-            ));
+            return Err((codes::MALFORMED, FrameError::UnknownCommand { word }.into()));
         }
         let Some(ctx) = self.context.clone() else {
-            return Err((
-                codes::SEQUENCE,
-                EvalMultError::Frame("pair frame before any RLPT profile".into()),
-            ));
+            return Err((codes::SEQUENCE, FrameError::PairBeforeProfile.into()));
         };
         let header = frames::decode_pair_header(frame, &ctx).map_err(|e| (codes::MALFORMED, e))?;
         let pairs = header.pair_count;
@@ -86,12 +77,13 @@ impl Session {
                 if with_digits != header.with_digits || ciphertexts != header.ciphertexts {
                     return Err((
                         codes::SEQUENCE,
-                        EvalMultError::Frame(format!(
-                            "session has {} frames of {ciphertexts} ciphertexts; got {} with {}",
-                            if with_digits { "RLMP" } else { "RLMD" },
-                            if header.with_digits { "RLMP" } else { "RLMD" },
-                            header.ciphertexts
-                        )),
+                        FrameError::SessionMismatch {
+                            session: PairKind::new(with_digits),
+                            session_ciphertexts: ciphertexts,
+                            got: PairKind::new(header.with_digits),
+                            ciphertexts: header.ciphertexts,
+                        }
+                        .into(),
                     ));
                 }
             }
@@ -99,10 +91,10 @@ impl Session {
         if self.seen[header.pair_index] {
             return Err((
                 codes::SEQUENCE,
-                EvalMultError::Frame(format!(
-                    "pair {} already received in this session",
-                    header.pair_index
-                )),
+                FrameError::DuplicatePair {
+                    pair: header.pair_index,
+                }
+                .into(),
             ));
         }
         let mut replies = Vec::new();
@@ -248,10 +240,11 @@ pub fn serve_connection(stream: TcpStream, ring_dim: usize) -> std::io::Result<(
         match frames::read_frame(&mut reader)? {
             Incoming::Closed => return Ok(()),
             Incoming::TooLong(len) => {
-                let message = format!(
-                    "frame length {len} words exceeds {}; closing",
-                    frames::MAX_FRAME_WORDS
-                );
+                let message = FrameError::TooLong {
+                    len,
+                    max: frames::MAX_FRAME_WORDS,
+                }
+                .to_string();
                 frames::write_frame(&mut writer, &frames::encode_error(codes::FATAL, &message))?;
                 return Ok(());
             }
@@ -329,16 +322,18 @@ impl Client {
     pub fn receive(&mut self) -> Result<Vec<u64>> {
         match frames::read_frame(&mut self.reader).map_err(io_error)? {
             Incoming::Frame(frame) => Ok(frame),
-            Incoming::Closed => Err(EvalMultError::Frame("server closed the connection".into())),
-            Incoming::TooLong(len) => {
-                Err(EvalMultError::Frame(format!("server frame of {len} words")))
+            Incoming::Closed => Err(FrameError::ServerClosed.into()),
+            Incoming::TooLong(len) => Err(FrameError::ServerTooLong {
+                len,
+                max: frames::MAX_FRAME_WORDS,
             }
+            .into()),
         }
     }
 
     /// A whole session: RLPT, one pair frame per tower pair (RLMP with `digits`, RLMD
     /// without), then the RLRP answers and the RLEN marker. Returns the relinearized
-    /// products, or the server's error as [`EvalMultError::Frame`].
+    /// products, or the server's error as [`FrameError::Remote`].
     pub fn eval_mult(
         &mut self,
         ctx: &RnsContext,
@@ -355,20 +350,27 @@ impl Client {
         loop {
             let frame = self.receive()?;
             if let Some((code, message)) = frames::decode_error(&frame) {
-                return Err(EvalMultError::Frame(
-                    RemoteError { code, message }.to_string(),
-                ));
+                return Err(FrameError::Remote(RemoteError { code, message }).into());
             }
             match frame.first().map(|&w| frames::lo(w)) {
                 Some(frames::CMD_RLRP) if frame.len() >= 2 => {
                     let p = frames::hi(frame[1]) as usize;
                     if p >= pair_count {
-                        return Err(EvalMultError::Frame(format!("result for pair {p}")));
+                        return Err(FrameError::ResultPair {
+                            pair: p,
+                            pairs: pair_count,
+                        }
+                        .into());
                     }
                     results[p] = frame;
                 }
                 Some(frames::CMD_RLEN) => break,
-                _ => return Err(EvalMultError::Frame("unexpected frame from server".into())),
+                _ => {
+                    return Err(FrameError::UnexpectedFrame {
+                        word: frame.first().copied().unwrap_or(0),
+                    }
+                    .into())
+                }
             }
         }
         frames::decode_results(ctx, pairs.len(), &results)

@@ -7,16 +7,17 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
 
 use crate::context::{Ciphertext, RelinKey, RnsContext};
-use crate::error::{EvalMultError, Result};
+use crate::error::{EvalMultError, Input, ManifestError, Result};
 
 /// Largest batch a manifest may announce (keeps a hostile manifest from sizing allocations).
 pub const MAX_BATCH: usize = 1 << 16;
 
 /// The fields of `manifest.json` the engine needs (others are ignored).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug)]
 pub struct Manifest {
     /// Ring dimension `n`.
     pub ring_dim: usize,
@@ -28,8 +29,8 @@ pub struct Manifest {
     pub batch: usize,
     /// Tower moduli.
     pub moduli: Vec<u32>,
-    /// OpenFHE's root of unity per tower, when given; checked against ours.
-    #[serde(default)]
+    /// OpenFHE's root of unity per tower, when given (absent or `null`: not given); checked
+    /// against ours.
     pub roots: Option<Vec<u32>>,
 }
 
@@ -50,11 +51,44 @@ pub struct VectorSet {
     pub expected: Option<Vec<Ciphertext>>,
 }
 
-fn manifest_error(path: &Path, reason: impl Into<String>) -> EvalMultError {
-    EvalMultError::Manifest {
-        path: path.to_owned(),
-        reason: reason.into(),
+impl Manifest {
+    /// Decodes the text of `manifest.json` (field types only; [`read_manifest`] checks that the
+    /// fields agree).
+    pub fn parse(text: &str) -> Result<Self, ManifestError> {
+        let Value::Object(mut object) = serde_json::from_str(text).map_err(ManifestError::Json)?
+        else {
+            return Err(ManifestError::NotAnObject);
+        };
+        let roots = match object.remove("roots") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(decode("roots", value)?),
+        };
+        Ok(Self {
+            ring_dim: field(&mut object, "ring_dim")?,
+            towers: field(&mut object, "towers")?,
+            digits: field(&mut object, "digits")?,
+            batch: field(&mut object, "batch")?,
+            moduli: field(&mut object, "moduli")?,
+            roots,
+        })
     }
+}
+
+fn field<T: DeserializeOwned>(
+    object: &mut Map<String, Value>,
+    name: &'static str,
+) -> Result<T, ManifestError> {
+    let value = object
+        .remove(name)
+        .ok_or(ManifestError::MissingField { field: name })?;
+    decode(name, value)
+}
+
+fn decode<T: DeserializeOwned>(name: &'static str, value: Value) -> Result<T, ManifestError> {
+    serde_json::from_value(value).map_err(|source| ManifestError::WrongType {
+        field: name,
+        source,
+    })
 }
 
 /// Reads and validates `manifest.json` of `dir` and builds the context.
@@ -64,43 +98,37 @@ pub fn read_manifest(dir: &Path) -> Result<(Manifest, RnsContext)> {
         path: path.clone(),
         source,
     })?;
-    let manifest: Manifest =
-        serde_json::from_str(&text).map_err(|e| manifest_error(&path, e.to_string()))?;
+    let invalid = |source| EvalMultError::Manifest {
+        path: path.clone(),
+        source,
+    };
+    let manifest = Manifest::parse(&text).map_err(invalid)?;
     if manifest.towers != manifest.moduli.len() {
-        return Err(manifest_error(
-            &path,
-            format!(
-                "towers = {} but {} moduli",
-                manifest.towers,
-                manifest.moduli.len()
-            ),
-        ));
+        return Err(invalid(ManifestError::TowersVsModuli {
+            towers: manifest.towers,
+            moduli: manifest.moduli.len(),
+        }));
     }
     if manifest.digits != manifest.towers {
-        return Err(manifest_error(
-            &path,
-            format!(
-                "digits = {} but BV with digitSize 0 has one digit per tower ({})",
-                manifest.digits, manifest.towers
-            ),
-        ));
+        return Err(invalid(ManifestError::DigitsVsTowers {
+            digits: manifest.digits,
+            towers: manifest.towers,
+        }));
     }
     if manifest.batch == 0 || manifest.batch > MAX_BATCH {
-        return Err(manifest_error(
-            &path,
-            format!("batch {} outside [1, {MAX_BATCH}]", manifest.batch),
-        ));
+        return Err(invalid(ManifestError::Batch {
+            batch: manifest.batch,
+            max: MAX_BATCH,
+        }));
     }
     let context = RnsContext::new(manifest.ring_dim, &manifest.moduli)?;
     if let Some(roots) = &manifest.roots {
-        if *roots != context.roots() {
-            return Err(manifest_error(
-                &path,
-                format!(
-                    "roots {roots:?} are not the smallest primitive 2n-th roots {:?} this engine (and OpenFHE) uses",
-                    context.roots()
-                ),
-            ));
+        let expected = context.roots();
+        if *roots != expected {
+            return Err(invalid(ManifestError::Roots {
+                roots: roots.clone(),
+                expected,
+            }));
         }
     }
     Ok((manifest, context))
@@ -112,12 +140,11 @@ pub fn read_poly(ctx: &RnsContext, path: &Path) -> Result<Vec<u32>> {
         path: path.to_owned(),
         source,
     })?;
-    let poly = poly_from_le_bytes(ctx, &path.display().to_string(), &bytes)?;
-    Ok(poly)
+    poly_from_le_bytes(ctx, Input::File(path.to_owned()), &bytes)
 }
 
 /// Decodes `towers × ring_dim` little-endian `u32` residues and validates them.
-pub fn poly_from_le_bytes(ctx: &RnsContext, what: &str, bytes: &[u8]) -> Result<Vec<u32>> {
+pub fn poly_from_le_bytes(ctx: &RnsContext, what: Input, bytes: &[u8]) -> Result<Vec<u32>> {
     let expected = ctx.poly_len() * 4;
     if bytes.len() != expected {
         return Err(EvalMultError::shape(what, expected, bytes.len(), "bytes"));

@@ -12,10 +12,11 @@ use std::path::PathBuf;
 
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use zeppelin_evalmult::frames::{self, codes};
-use zeppelin_evalmult::server::{self, Client};
+use zeppelin_evalmult::server::{self, Client, RemoteError};
 use zeppelin_evalmult::vectors::VectorSet;
 use zeppelin_evalmult::{
-    openfhe_primes, reference, tower_major_digits, Ciphertext, RelinKey, RnsContext,
+    openfhe_primes, reference, tower_major_digits, Ciphertext, EvalMultError, FrameError, RelinKey,
+    RnsContext,
 };
 
 fn vectors() -> VectorSet {
@@ -206,9 +207,73 @@ fn session_errors_without_a_network() {
     let mut session = server::Session::new(1024);
     // Unknown command, then a pair frame before any profile: both answered, nothing kept.
     let reply = session.handle(&[0x1234_5678]);
-    assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::MALFORMED);
+    assert_eq!(
+        frames::decode_error(&reply[0]).unwrap(),
+        (
+            codes::MALFORMED,
+            "frame: unknown command word 0x0000000012345678".to_owned()
+        )
+    );
     let reply = session.handle(&[u64::from(frames::CMD_RLMP), 0, 0]);
-    assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::SEQUENCE);
+    assert_eq!(
+        frames::decode_error(&reply[0]).unwrap(),
+        (
+            codes::SEQUENCE,
+            "frame: pair frame before any RLPT profile".to_owned()
+        )
+    );
     let reply = session.handle(&[]);
     assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::MALFORMED);
+    // An RLPT with a nonzero upper half in word 0, and one cut short.
+    let reply = session.handle(&[u64::from(frames::CMD_RLPT) | 1 << 32, 0]);
+    assert_eq!(frames::decode_error(&reply[0]).unwrap().0, codes::MALFORMED);
+    let reply = session.handle(&[u64::from(frames::CMD_RLPT)]);
+    let (code, message) = frames::decode_error(&reply[0]).unwrap();
+    assert_eq!(code, codes::MALFORMED);
+    assert!(message.contains("RLPT frame of 1 words"), "{message}");
+}
+
+#[test]
+fn client_reports_server_errors_as_typed_frame_errors() {
+    let set = vectors();
+    // A server for n = 1024: the moduli of the n = 4096 vectors are valid for it too, so the
+    // profile is accepted and the pair frames are refused for their length.
+    let (addr, server) = start(1024, 1);
+    let mut client = Client::connect(addr).unwrap();
+    let err = client
+        .eval_mult(&set.context, &set.key, &set.pairs, None)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            EvalMultError::Frame(FrameError::Remote(RemoteError { code, message }))
+                if *code == codes::MALFORMED && message.contains("pair frame must have")
+        ),
+        "{err}"
+    );
+    drop(client);
+    server.join().unwrap();
+
+    // Results that do not fit the session.
+    let ctx = &set.context;
+    assert!(matches!(
+        frames::decode_results(ctx, 2, &[]),
+        Err(EvalMultError::Frame(FrameError::ResultCount {
+            frames: 0,
+            pairs: 2
+        }))
+    ));
+    let mut bad = frames::encode_end(2, 2);
+    bad.resize(2 + 2 * 4096 * 2, 0);
+    assert!(matches!(
+        frames::decode_results(ctx, 2, &[bad.clone(), bad]),
+        Err(EvalMultError::Frame(FrameError::NotResult { .. }))
+    ));
+    assert!(matches!(
+        frames::encode_profile(&[1 << 27]),
+        Err(EvalMultError::Frame(FrameError::ModulusTooSmall {
+            tower: 0,
+            modulus: 134_217_728
+        }))
+    ));
 }

@@ -9,7 +9,8 @@ use std::path::PathBuf;
 
 use zeppelin_evalmult::vectors::VectorSet;
 use zeppelin_evalmult::{
-    reference, Ciphertext, Engine, EvalMultError, RelinBatch, RelinKey, RnsContext,
+    reference, Ciphertext, CiphertextId, Component, Engine, EvalMultError, Factor, Input, KeyPart,
+    ManifestError, RelinBatch, RelinKey, RnsContext,
 };
 use zeppelin_ring::RingError;
 
@@ -114,7 +115,26 @@ fn residues_and_shapes_are_validated() {
     bad.1.c1[N + 5] = ctx.moduli()[1].value();
     let err = engine.eval_mult(&[good.clone(), bad.clone()]).unwrap_err();
     assert!(
-        matches!(&err, EvalMultError::ResidueOutOfRange { what, tower: 1, index: 5, .. } if what == "pair 1 y.c1"),
+        matches!(
+            &err,
+            EvalMultError::ResidueOutOfRange {
+                what: Input::Ciphertext {
+                    ciphertext: CiphertextId::Pair {
+                        pair: 1,
+                        factor: Factor::Y
+                    },
+                    component: Component::C1
+                },
+                tower: 1,
+                index: 5,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("pair 1 y.c1: tower 1, coefficient 5:"),
         "{err}"
     );
     assert!(matches!(
@@ -158,6 +178,7 @@ fn residues_and_shapes_are_validated() {
     assert!(matches!(
         engine.relinearize_with_digits(&[good], &[digits]),
         Err(EvalMultError::ResidueOutOfRange {
+            what: Input::PairDigit { pair: 0, digit: 1 },
             tower: 2,
             index: 7,
             value: u32::MAX,
@@ -186,6 +207,7 @@ fn key_for_other_parameters_is_refused() {
     assert!(matches!(
         Engine::new(ctx.clone(), &other),
         Err(EvalMultError::Shape {
+            what: Input::RelinKey { part: KeyPart::B },
             expected: 3,
             found: 2,
             ..
@@ -193,10 +215,21 @@ fn key_for_other_parameters_is_refused() {
     ));
     let mut other = key(&ctx);
     other.a[1][0] = u32::MAX;
-    assert!(matches!(
-        Engine::new(ctx, &other),
-        Err(EvalMultError::ResidueOutOfRange { .. })
-    ));
+    let err = Engine::new(ctx, &other).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EvalMultError::ResidueOutOfRange {
+                what: Input::RelinKeyDigit {
+                    part: KeyPart::A,
+                    digit: 1
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().starts_with("relin key a_1: "), "{err}");
 }
 
 fn shared_vectors() -> PathBuf {
@@ -236,7 +269,7 @@ fn vector_directories_are_validated() {
     std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
     assert!(matches!(
         VectorSet::load(dir.path()),
-        Err(EvalMultError::Shape { unit: "bytes", .. })
+        Err(EvalMultError::Shape { what: Input::File(file), unit: "bytes", .. }) if file == path
     ));
     // Unreduced residue (tower 3 of the 4).
     let mut bad = bytes.clone();
@@ -266,29 +299,157 @@ fn vector_directories_are_validated() {
     // Inconsistent manifests.
     let manifest = dir.path().join("manifest.json");
     let text = std::fs::read_to_string(&manifest).unwrap();
-    for (from, to) in [
-        ("\"digits\": 4", "\"digits\": 3"),
-        ("\"towers\": 4", "\"towers\": 5"),
-        ("\"batch\": 2", "\"batch\": 0"),
-        ("[448848,", "[448849,"),
-        ("1061093377", "1061093378"),
-    ] {
+    type Check = fn(&EvalMultError) -> bool;
+    let cases: [(&str, &str, Check, &str); 8] = [
+        (
+            "\"digits\": 4",
+            "\"digits\": 3",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::DigitsVsTowers {
+                            digits: 3,
+                            towers: 4
+                        },
+                        ..
+                    }
+                )
+            },
+            "digits = 3 but BV with digitSize 0 has one digit per tower (4)",
+        ),
+        (
+            "\"towers\": 4",
+            "\"towers\": 5",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::TowersVsModuli {
+                            towers: 5,
+                            moduli: 4
+                        },
+                        ..
+                    }
+                )
+            },
+            "towers = 5 but 4 moduli",
+        ),
+        (
+            "\"batch\": 2",
+            "\"batch\": 0",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::Batch { batch: 0, .. },
+                        ..
+                    }
+                )
+            },
+            "batch 0 outside [1, 65536]",
+        ),
+        (
+            "[448848,",
+            "[448849,",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::Roots { roots, expected },
+                        ..
+                    } if roots[0] == 448_849 && expected[0] == 448_848
+                )
+            },
+            "are not the smallest primitive 2n-th roots",
+        ),
+        (
+            "1061093377",
+            "1061093378",
+            |e| matches!(e, EvalMultError::Modulus { tower: 0, .. }),
+            "tower 0",
+        ),
+        (
+            "\"batch\": 2,",
+            "",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::MissingField { field: "batch" },
+                        ..
+                    }
+                )
+            },
+            "missing field `batch`",
+        ),
+        (
+            "\"ring_dim\": 4096",
+            "\"ring_dim\": \"4096\"",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::WrongType {
+                            field: "ring_dim",
+                            ..
+                        },
+                        ..
+                    }
+                )
+            },
+            "field `ring_dim`: invalid type",
+        ),
+        (
+            "1061093377",
+            "4294967296",
+            |e| {
+                matches!(
+                    e,
+                    EvalMultError::Manifest {
+                        source: ManifestError::WrongType {
+                            field: "moduli",
+                            ..
+                        },
+                        ..
+                    }
+                )
+            },
+            "field `moduli`",
+        ),
+    ];
+    for (from, to, check, message) in cases {
         assert!(text.contains(from), "{from}");
         std::fs::write(&manifest, text.replace(from, to)).unwrap();
         let err = VectorSet::load(dir.path()).unwrap_err();
+        assert!(check(&err), "{from}: {err}");
+        assert!(err.to_string().contains(message), "{from}: {err}");
+    }
+    // `"roots": null` means no roots given, like an absent field.
+    std::fs::write(
+        &manifest,
+        text.replace("[448848, 92250, 173671, 45650]", "null"),
+    )
+    .unwrap();
+    assert!(VectorSet::load(dir.path())
+        .unwrap()
+        .manifest
+        .roots
+        .is_none());
+    for (text, check) in [
+        (
+            "{not json",
+            (|e| matches!(e, ManifestError::Json(_))) as fn(&ManifestError) -> bool,
+        ),
+        ("[1, 2]", |e| matches!(e, ManifestError::NotAnObject)),
+    ] {
+        std::fs::write(&manifest, text).unwrap();
+        let err = VectorSet::load(dir.path()).unwrap_err();
         assert!(
-            matches!(
-                err,
-                EvalMultError::Manifest { .. } | EvalMultError::Modulus { .. }
-            ),
-            "{from}: {err}"
+            matches!(&err, EvalMultError::Manifest { path, source } if *path == manifest && check(source)),
+            "{err}"
         );
     }
-    std::fs::write(&manifest, "{not json").unwrap();
-    assert!(matches!(
-        VectorSet::load(dir.path()),
-        Err(EvalMultError::Manifest { .. })
-    ));
 }
 
 #[test]
