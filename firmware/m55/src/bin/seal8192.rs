@@ -102,13 +102,12 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
         &SecretSeed::from_bytes(kat::SECRET_KEY_SEED),
         &mut o.sk,
     );
-    let ternary_ok = o
-        .sk
-        .ternary()
-        .iter()
-        .zip(SK.iter())
-        .all(|(&c, &b)| c as u8 == b)
-        && SK.len() == N;
+    let ternary_ok =
+        o.sk.ternary()
+            .iter()
+            .zip(SK.iter())
+            .all(|(&c, &b)| c as u8 == b)
+            && SK.len() == N;
     h.check(
         "seal8192 KAT sk.bin",
         r.is_ok() && ternary_ok,
@@ -144,8 +143,7 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
         format_args!("{r:?}"),
     );
     let seeds = kat_seeds(kat::SYMMETRIC_SEED_A, kat::SYMMETRIC_SEED_E);
-    let r =
-        Bfv::<P>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds, P::K, &mut o.ct, &mut o.ws);
+    let r = Bfv::<P>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds, P::K, &mut o.ct, &mut o.ws);
     h.check(
         "seal8192 KAT ct_symmetric.bin",
         r.is_ok() && pair_equal(&o.ct.c0(), &o.ct.c1(), &CT_SYMMETRIC),
