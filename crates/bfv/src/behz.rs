@@ -33,7 +33,8 @@ pub fn accumulate(
     })?;
     #[cfg(all(target_arch = "arm", zeppelin_mve))]
     {
-        zeppelin_ring::mve::behz_accumulate(
+        zeppelin_ring::ClientKernels::behz_accumulate(
+            &zeppelin_ring::mve::Mve,
             q,
             &T_MODULUS,
             lc.behz_scale_mont[i],
@@ -64,7 +65,8 @@ pub fn finish(
 ) -> Result<(), Error> {
     #[cfg(all(target_arch = "arm", zeppelin_mve))]
     {
-        zeppelin_ring::mve::behz_finish(
+        zeppelin_ring::ClientKernels::behz_finish(
+            &zeppelin_ring::mve::Mve,
             &T_MODULUS,
             lc.neg_q_inv_mod_t_mont,
             lc.neg_q_inv_mod_gamma,

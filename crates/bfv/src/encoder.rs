@@ -16,7 +16,7 @@
 use crate::error::Error;
 use crate::params::{LOG_N, N, T};
 use zeppelin_ring::ntt::bit_reverse;
-use zeppelin_ring::{ct, Ntt, NttBackend, NttTable};
+use zeppelin_ring::{ct, default_backend, NttBackend, NttTable};
 
 /// The NTT table mod `t`, built at compile time (flash on a device).
 #[allow(clippy::panic)] // const evaluation only: a panic here is a build error
@@ -101,7 +101,7 @@ pub fn encode(slots: &[u32; N], plain: &mut [u32; N]) -> Result<(), Error> {
     for (&v, &pos) in slots.iter().zip(SLOT_TO_NTT.iter()) {
         plain[pos as usize] = v;
     }
-    Ntt::inverse(&T_TABLE.view(), plain)?;
+    default_backend().inverse(&T_TABLE.view(), plain)?;
     Ok(())
 }
 
@@ -110,7 +110,7 @@ pub fn encode(slots: &[u32; N], plain: &mut [u32; N]) -> Result<(), Error> {
 pub fn encode_in_place(values: &mut [u32; N]) -> Result<(), Error> {
     check_below_t(values)?;
     permute_in_place(values, &NTT_TO_SLOT);
-    Ntt::inverse(&T_TABLE.view(), values)?;
+    default_backend().inverse(&T_TABLE.view(), values)?;
     Ok(())
 }
 
@@ -118,7 +118,7 @@ pub fn encode_in_place(values: &mut [u32; N]) -> Result<(), Error> {
 pub fn decode(plain: &[u32; N], slots: &mut [u32; N]) -> Result<(), Error> {
     check_below_t(plain)?;
     slots.copy_from_slice(plain);
-    Ntt::forward(&T_TABLE.view(), slots)?;
+    default_backend().forward(&T_TABLE.view(), slots)?;
     permute_in_place(slots, &SLOT_TO_NTT);
     Ok(())
 }
@@ -126,7 +126,7 @@ pub fn decode(plain: &[u32; N], slots: &mut [u32; N]) -> Result<(), Error> {
 /// Like [`decode`], in place. Unchanged on error.
 pub fn decode_in_place(values: &mut [u32; N]) -> Result<(), Error> {
     check_below_t(values)?;
-    Ntt::forward(&T_TABLE.view(), values)?;
+    default_backend().forward(&T_TABLE.view(), values)?;
     permute_in_place(values, &SLOT_TO_NTT);
     Ok(())
 }

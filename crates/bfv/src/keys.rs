@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::params::{Params, RnsStorage, N};
 use crate::prng::PublicSeed;
 use crate::sampler::lift_small;
-use zeppelin_ring::{Ntt, NttBackend};
+use zeppelin_ring::{default_backend, NttBackend};
 use zeroize::Zeroize;
 
 /// The secret key: a ternary polynomial `s`, kept both as its coefficients and, per data
@@ -62,7 +62,7 @@ impl<P: Params> SecretKey<P> {
         for (i, table) in P::ntt_tables().iter().enumerate() {
             let row = &mut self.ntt.as_mut()[i * N..(i + 1) * N];
             lift_small(table.modulus(), &self.ternary, row);
-            Ntt::forward(&table.view(), row)?;
+            default_backend().forward(&table.view(), row)?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 use core::marker::PhantomData;
 
 use rand_core::{CryptoRng, RngCore};
-use zeppelin_ring::{ct, Modulus, Ntt, NttBackend};
+use zeppelin_ring::{ct, default_backend, Modulus, NttBackend};
 use zeroize::Zeroize;
 
 use crate::behz;
@@ -164,9 +164,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let a_hat = &mut p1[rows.clone()];
             sample_uniform(&mut prng_a, q, a_hat);
             lift_small(q, &ws.small[0], &mut ws.poly);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
+            default_backend().forward(&table.view(), &mut ws.poly)?;
             let s_hat = &sk.ntt_residues()[rows.clone()];
-            Ntt::pointwise_mul_add(q, a_hat, s_hat, &mut ws.poly)?;
+            default_backend().pointwise_mul_add(q, a_hat, s_hat, &mut ws.poly)?;
             for (o, &x) in p0[rows].iter_mut().zip(ws.poly.iter()) {
                 *o = q.neg(x);
             }
@@ -265,12 +265,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
                     let a = &mut c1[rows.clone()];
                     sample_uniform(&mut prng_a, q, a);
                     ws.poly.copy_from_slice(a);
-                    Ntt::forward(&table.view(), &mut ws.poly)?;
+                    default_backend().forward(&table.view(), &mut ws.poly)?;
                 }
             }
             let row = &mut c0[rows.clone()];
-            Ntt::pointwise_mul(q, &ws.poly, &sk.ntt_residues()[rows], row)?;
-            Ntt::inverse(&table.view(), row)?;
+            default_backend().pointwise_mul(q, &ws.poly, &sk.ntt_residues()[rows], row)?;
+            default_backend().inverse(&table.view(), row)?;
             finish_c0(q, lc, i, plain, &ws.small[0], row, true);
         }
         ws.clear();
@@ -313,12 +313,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let q = table.modulus();
             let rows = i * N..(i + 1) * N;
             lift_small(q, u, &mut ws.poly);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
-            Ntt::pointwise_mul(q, &pk.p0()[rows.clone()], &ws.poly, row0)?;
-            Ntt::inverse(&table.view(), row0)?;
+            default_backend().forward(&table.view(), &mut ws.poly)?;
+            default_backend().pointwise_mul(q, &pk.p0()[rows.clone()], &ws.poly, row0)?;
+            default_backend().inverse(&table.view(), row0)?;
             finish_c0(q, lc, i, plain, e1, row0, false);
-            Ntt::pointwise_mul(q, &pk.p1()[rows], &ws.poly, row1)?;
-            Ntt::inverse(&table.view(), row1)?;
+            default_backend().pointwise_mul(q, &pk.p1()[rows], &ws.poly, row1)?;
+            default_backend().inverse(&table.view(), row1)?;
             let qv = q.value();
             for (x, &e) in row1.iter_mut().zip(e2.iter()) {
                 *x = q.add(*x, small_mod(qv, e));
@@ -355,7 +355,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let row = &mut c1[i * N..(i + 1) * N];
             sample_uniform(&mut prng_a, table.modulus(), row);
-            Ntt::inverse(&table.view(), row)?;
+            default_backend().inverse(&table.view(), row)?;
         }
         Ok(())
     }
@@ -405,7 +405,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let rows = i * N..(i + 1) * N;
             ws.poly.copy_from_slice(&c1[rows.clone()]);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
+            default_backend().forward(&table.view(), &mut ws.poly)?;
             Self::accumulate_prime(sk, lc, i, &c0[rows], plain, ws)?;
         }
         behz::finish(lc, plain, &ws.aux)?;
@@ -449,8 +449,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let table = &P::ntt_tables()[i];
         let q = table.modulus();
-        Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[i * N..(i + 1) * N])?;
-        Ntt::inverse(&table.view(), &mut ws.poly)?;
+        default_backend().pointwise_mul_assign(
+            q,
+            &mut ws.poly,
+            &sk.ntt_residues()[i * N..(i + 1) * N],
+        )?;
+        default_backend().inverse(&table.view(), &mut ws.poly)?;
         behz::accumulate(q, lc, i, &ws.poly, c0, acc_t, &mut ws.aux)
     }
 
@@ -521,9 +525,13 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let q = table.modulus();
             let rows = i * N..(i + 1) * N;
             ws.poly.copy_from_slice(&c1[rows.clone()]);
-            Ntt::forward(&table.view(), &mut ws.poly)?;
-            Ntt::pointwise_mul_assign(q, &mut ws.poly, &sk.ntt_residues()[rows.clone()])?;
-            Ntt::inverse(&table.view(), &mut ws.poly)?;
+            default_backend().forward(&table.view(), &mut ws.poly)?;
+            default_backend().pointwise_mul_assign(
+                q,
+                &mut ws.poly,
+                &sk.ntt_residues()[rows.clone()],
+            )?;
+            default_backend().inverse(&table.view(), &mut ws.poly)?;
             for ((o, &x), &c) in out.iter_mut().zip(ws.poly.iter()).zip(&c0[rows]) {
                 *o = q.add(x, c);
             }

@@ -89,7 +89,13 @@ pub const GAUSSIAN_BLOCK: usize = 16;
 #[inline(always)]
 pub fn gaussian_from_words(words: &[u32; GAUSSIAN_BLOCK], out: &mut [i8; GAUSSIAN_BLOCK]) {
     #[cfg(all(target_arch = "arm", zeppelin_mve))]
-    zeppelin_ring::mve::cdt_scan(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
+    zeppelin_ring::ClientKernels::cdt_scan(
+        &zeppelin_ring::mve::Mve,
+        words,
+        &CDT,
+        CDT.len() as i32 - GAUSSIAN_BOUND,
+        out,
+    );
     #[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
     for (x, &w) in out.iter_mut().zip(words) {
         *x = gaussian_from_word(w);

@@ -7,7 +7,7 @@ use crate::meter::{median_instructions, stack_bytes};
 use crate::ring_tests::{heapless_name, N, PRIMES, TABLES};
 use cortex_m_semihosting::hprintln;
 use zeppelin_ring::mve::{certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS};
-use zeppelin_ring::{NttBackend, NttTable, NttView, Portable};
+use zeppelin_ring::{ClientKernels, Modulus, NttBackend, NttTable, NttView, Portable};
 
 macro_rules! table {
     ($q:expr, $n:expr) => {{
@@ -42,35 +42,106 @@ fn compare(
             };
             b[i] = *x;
         }
-        ok &= Portable::forward(view, a).is_ok() && Mve::forward(view, b).is_ok();
+        ok &= Portable.forward(view, a).is_ok() && Mve.forward(view, b).is_ok();
         ok &= first_mismatch(a, b).is_none();
         // Inverse of fresh random evaluations.
         for (i, x) in c.iter_mut().enumerate() {
             *x = if case == 1 { q - 1 } else { rng.below(q) };
             d[i] = *x;
         }
-        ok &= Portable::inverse(view, c).is_ok() && Mve::inverse(view, d).is_ok();
+        ok &= Portable.inverse(view, c).is_ok() && Mve.inverse(view, d).is_ok();
         ok &= first_mismatch(c, d).is_none();
         // Pointwise products of the two transforms, and multiply-accumulate.
-        ok &= Portable::pointwise_mul(&view.modulus, a, c, d).is_ok();
+        ok &= Portable.pointwise_mul(&view.modulus, a, c, d).is_ok();
         let (pa, pc) = (&*a, &*c);
         let mut e = [0u32; 16];
         for k in (0..n).step_by(16) {
-            ok &= Mve::pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
+            ok &= Mve.pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
             ok &= e[..] == d[k..k + 16];
         }
         // In place: b = a, then b ← b·c with Mve; must equal d = a·c (Portable, above).
         b.copy_from_slice(a);
-        ok &= Mve::pointwise_mul_assign(&view.modulus, b, c).is_ok();
+        ok &= Mve.pointwise_mul_assign(&view.modulus, b, c).is_ok();
         ok &= first_mismatch(b, d).is_none();
         // acc = d; d += a·c, both ways.
         b.copy_from_slice(d);
-        ok &= Portable::pointwise_mul_add(&view.modulus, a, c, d).is_ok();
-        ok &= Mve::pointwise_mul_add(&view.modulus, a, c, b).is_ok();
+        ok &= Portable.pointwise_mul_add(&view.modulus, a, c, d).is_ok();
+        ok &= Mve.pointwise_mul_add(&view.modulus, a, c, b).is_ok();
         ok &= first_mismatch(b, d).is_none();
         count += 1;
     }
     (count, ok)
+}
+
+/// The client kernels (`ClientKernels`: BEHZ tail, CDT scan): `Mve` equals `Portable` word
+/// for word on random inputs in the trait's ranges, whole vectors and tails (the tails are
+/// Portable's on both sides). Returns (rows compared, all equal).
+fn compare_client(rng: &mut TestRng, buf: &mut [[u32; N]; 4]) -> (u32, bool) {
+    let t = match Modulus::new(65_537) {
+        Ok(t) => t,
+        Err(_) => return (0, false),
+    };
+    let tv = t.value();
+    let mut ok = true;
+    let mut rows = 0;
+    for round in 0..40 {
+        let q = TABLES[round % TABLES.len()].modulus();
+        let qv = q.value();
+        let len = [1024, 1021, 4, 7][round % 4];
+        let [a, b, c, d] = buf;
+        let (x, c0) = a.split_at_mut(1024);
+        for j in 0..len {
+            x[j] = if round == 0 { qv - 1 } else { rng.below(qv) };
+            c0[j] = if round == 0 { qv - 1 } else { rng.below(qv) };
+        }
+        let (at, ag) = b.split_at_mut(1024);
+        for j in 0..len {
+            at[j] = rng.below(tv);
+            ag[j] = rng.next_u32();
+        }
+        c[..2048].copy_from_slice(&b[..2048]);
+        let (scale, hat_t, hat_g) = (rng.below(qv), rng.below(tv), rng.next_u32());
+        let (x, c0) = (&a[..len], &a[1024..1024 + len]);
+        let (mt, mg) = b.split_at_mut(1024);
+        let (pt, pg) = c.split_at_mut(1024);
+        ok &= Mve
+            .behz_accumulate(q, &t, scale, hat_t, hat_g, x, c0, &mut mt[..len], &mut mg[..len])
+            .is_ok();
+        ok &= Portable
+            .behz_accumulate(q, &t, scale, hat_t, hat_g, x, c0, &mut pt[..len], &mut pg[..len])
+            .is_ok();
+        ok &= first_mismatch(&b[..2048], &c[..2048]).is_none();
+        let (nqt, gmt, git) = (rng.below(tv), rng.below(tv), rng.below(tv));
+        let nqg = rng.next_u32() & 0x7fff_ffff;
+        let (mt, mg) = b.split_at_mut(1024);
+        let (pt, pg) = c.split_at_mut(1024);
+        ok &= Mve
+            .behz_finish(&t, nqt, nqg, gmt, git, &mut mt[..len], &mg[..len])
+            .is_ok();
+        ok &= Portable
+            .behz_finish(&t, nqt, nqg, gmt, git, &mut pt[..len], &pg[..len])
+            .is_ok();
+        ok &= first_mismatch(&b[..len], &c[..len]).is_none();
+        rows += 2;
+        // The CDT scan on the client's table, 16 words at a time.
+        let cdt = &zeppelin::sampler::CDT;
+        let base = cdt.len() as i32 - zeppelin::sampler::GAUSSIAN_BOUND;
+        for block in d.chunks_exact_mut(16).take(64) {
+            for w in block.iter_mut() {
+                *w = rng.next_u32();
+            }
+            let words: &[u32; 16] = match (&*block).try_into() {
+                Ok(w) => w,
+                Err(_) => return (rows, false),
+            };
+            let (mut ours, mut theirs) = ([0i8; 16], [0i8; 16]);
+            Mve.cdt_scan(words, cdt, base, &mut ours);
+            Portable.cdt_scan(words, cdt, base, &mut theirs);
+            ok &= ours == theirs;
+        }
+        rows += 1;
+    }
+    (rows, ok)
 }
 
 pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
@@ -107,6 +178,13 @@ pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
         "INFO mve vs portable: {} random/edge input sets, each forward + inverse + products",
         total
     );
+    let (rows, ok) = compare_client(&mut rng, buf);
+    h.check(
+        "mve = portable client kernels (behz accumulate, behz finish, cdt scan; vectors and tails)",
+        ok,
+        format_args!("a client kernel differs"),
+    );
+    hprintln!("INFO mve vs portable client kernels: {} row sets", rows);
 
     // The auditor: certificates for the presets' primes, refusal past the limit.
     for (i, table) in TABLES.iter().enumerate() {
@@ -166,16 +244,16 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
             *x = rng.below(q);
         }
         let pf = median_instructions(|| {
-            let _ = Portable::forward(&v, a);
+            let _ = Portable.forward(&v, a);
         });
         let mf = median_instructions(|| {
-            let _ = Mve::forward(&v, a);
+            let _ = Mve.forward(&v, a);
         });
         let pi = median_instructions(|| {
-            let _ = Portable::inverse(&v, a);
+            let _ = Portable.inverse(&v, a);
         });
         let mi = median_instructions(|| {
-            let _ = Mve::inverse(&v, a);
+            let _ = Mve.inverse(&v, a);
         });
         hprintln!(
             "TABLE | {} | {} | {} | {:.2}x | {} | {} | {:.2}x |",
@@ -193,16 +271,16 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
         let [a, ..] = buf;
         let s = [
             stack_bytes(|| {
-                let _ = Portable::forward(&v, a);
+                let _ = Portable.forward(&v, a);
             }),
             stack_bytes(|| {
-                let _ = Mve::forward(&v, a);
+                let _ = Mve.forward(&v, a);
             }),
             stack_bytes(|| {
-                let _ = Portable::inverse(&v, a);
+                let _ = Portable.inverse(&v, a);
             }),
             stack_bytes(|| {
-                let _ = Mve::inverse(&v, a);
+                let _ = Mve.inverse(&v, a);
             }),
         ];
         hprintln!(
@@ -232,10 +310,10 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
         *y = rng.below(q);
     }
     let pp = median_instructions(|| {
-        let _ = Portable::pointwise_mul(m, a, b, c);
+        let _ = Portable.pointwise_mul(m, a, b, c);
     });
     let mp = median_instructions(|| {
-        let _ = Mve::pointwise_mul(m, a, b, c);
+        let _ = Mve.pointwise_mul(m, a, b, c);
     });
     hprintln!(
         "TABLE | pointwise mul n=4096 q={} | portable {} | mve {} | {:.2}x |",
