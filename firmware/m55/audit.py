@@ -95,7 +95,7 @@ SECRET_PATH = [
 # whose secret-handling leaves are listed above):
 #  - <zeppelin::prng::AesCtr128 as Keystream>::fill: buffer position/length arithmetic of the
 #    `ctr` crate (public: how many bytes were asked for); the cipher core is listed.
-#  - Bfv::accumulate_prime, <Mve as NttBackend>::forward/inverse (dispatch): branch on `Result`s of length
+#  - Bfv::accumulate_prime, zeppelin_ring::mve::ntt::forward/inverse (dispatch): branch on `Result`s of length
 #    checks and on the certified schedule (public); their kernels are listed.
 #  - ct_quad_block/gs_quad_block: only reached for n < 64 (not in the presets).
 

@@ -26,6 +26,11 @@ pub const MAX_DEGREE: usize = 1 << 17;
 
 /// Borrowed view of an NTT table: what every backend needs, independent of where the
 /// table is stored (a `static` array in flash on a device, a `Vec` on a server).
+///
+/// Take views from [`NttTable::view`]. A view built by hand must hold `n = 2^log_n` entries
+/// in `forward` and `inverse`: the SIMD backends check it (they read the tables with
+/// unchecked vector loads) and return [`RingError::LengthMismatch`], while `Portable` (and
+/// Helium, which then falls back to it) index the tables and panic on a shorter one.
 #[derive(Clone, Copy, Debug)]
 pub struct NttView<'a> {
     /// The modulus.

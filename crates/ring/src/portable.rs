@@ -29,20 +29,35 @@ impl NttBackend for Portable {
 
     fn forward(&self, table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
         table.check_len(a.len())?;
-        RingError::check_len(a.len(), table.forward.len())?;
         let m = &table.modulus;
-        forward_with(
-            a,
-            m.value(),
-            |group| table.forward[group],
-            |y, w| m.mont_mul_lazy(y, w),
-        );
+        let q = m.value();
+        let two_q = 2 * q;
+        let n = a.len();
+        let mut half = n;
+        let mut groups = 1;
+        while groups < n {
+            half >>= 1;
+            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let w = table.forward[groups + group];
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    // x < 4q on entry; bring it below 2q so the sum stays below 4q.
+                    let u = ct::reduce_once(*x, two_q);
+                    let v = m.mont_mul_lazy(*y, w);
+                    *x = u + v;
+                    *y = u + two_q - v;
+                }
+            }
+            groups <<= 1;
+        }
+        for x in a.iter_mut() {
+            *x = ct::reduce_once(ct::reduce_once(*x, two_q), q);
+        }
         Ok(())
     }
 
     fn inverse(&self, table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
         table.check_len(a.len())?;
-        RingError::check_len(a.len(), table.inverse.len())?;
         let m = &table.modulus;
         let two_q = 2 * m.value();
         let n = a.len();
@@ -99,42 +114,6 @@ impl NttBackend for Portable {
             *x = modulus.mul(*x, y);
         }
         Ok(())
-    }
-}
-
-/// The forward stages shared by the Montgomery ([`Portable::forward`]) and the Shoup
-/// ([`Portable::forward_shoup`]) transforms: Harvey's lazy Cooley–Tukey butterfly with
-/// `x < 4q` on entry, `twiddle(k)` the table entry `k` (a Montgomery twiddle, or a Shoup
-/// pair), `mul(y, w)` a lazy product in `[0, 2q)`; then the final reduction below `q`.
-/// `a.len()` must be the table's degree.
-#[inline(always)]
-fn forward_with<W: Copy>(
-    a: &mut [u32],
-    q: u32,
-    twiddle: impl Fn(usize) -> W,
-    mul: impl Fn(u32, W) -> u32,
-) {
-    let two_q = 2 * q;
-    let n = a.len();
-    let mut half = n;
-    let mut groups = 1;
-    while groups < n {
-        half >>= 1;
-        for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
-            let w = twiddle(groups + group);
-            let (lo, hi) = block.split_at_mut(half);
-            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                // x < 4q on entry; bring it below 2q so the sum stays below 4q.
-                let u = ct::reduce_once(*x, two_q);
-                let v = mul(*y, w);
-                *x = u + v;
-                *y = u + two_q - v;
-            }
-        }
-        groups <<= 1;
-    }
-    for x in a.iter_mut() {
-        *x = ct::reduce_once(ct::reduce_once(*x, two_q), q);
     }
 }
 
@@ -222,13 +201,27 @@ impl RnsKernels for Portable {
     fn forward_shoup(&self, table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
         RingError::check_len(table.degree(), a.len())?;
         let q = table.modulus.value();
-        let (twiddles, shoup) = (&table.twiddles[..], &table.shoup[..]);
-        forward_with(
-            a,
-            q,
-            |k| (twiddles[k], shoup[k]),
-            |y, (w, w_shoup)| shoup_mul_lazy(y, w, w_shoup, q),
-        );
+        let two_q = 2 * q;
+        let n = a.len();
+        let (mut half, mut groups) = (n, 1);
+        while groups < n {
+            half >>= 1;
+            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
+                let (w, w_shoup) = (table.twiddles[groups + group], table.shoup[groups + group]);
+                let (lo, hi) = block.split_at_mut(half);
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    // Harvey's lazy butterfly of `Portable::forward`: x < 4q on entry.
+                    let u = ct::reduce_once(*x, two_q);
+                    let v = shoup_mul_lazy(*y, w, w_shoup, q);
+                    *x = u + v;
+                    *y = u + two_q - v;
+                }
+            }
+            groups <<= 1;
+        }
+        for x in a.iter_mut() {
+            *x = ct::reduce_once(ct::reduce_once(*x, two_q), q);
+        }
         Ok(())
     }
 }

@@ -273,12 +273,10 @@ pub(super) fn behz_accumulate(
         };
     }
     if done < n {
-        Portable.behz_accumulate(
+        accumulate_tail(
             q,
             t,
-            scale_mont,
-            hat_t_mont,
-            hat_gamma,
+            [scale_mont, hat_t_mont, hat_gamma],
             &x[done..],
             &c0[done..],
             &mut acc_t[done..],
@@ -286,6 +284,24 @@ pub(super) fn behz_accumulate(
         )?;
     }
     Ok(())
+}
+
+/// The portable loop on a tail shorter than a vector; out of line, so that the kernel's
+/// caller keeps its small frame (the client's stack high-water mark).
+#[cold]
+#[inline(never)]
+fn accumulate_tail(
+    q: &Modulus,
+    t: &Modulus,
+    [scale_mont, hat_t_mont, hat_gamma]: [u32; 3],
+    x: &[u32],
+    c0: &[u32],
+    acc_t: &mut [u32],
+    acc_gamma: &mut [u32],
+) -> Result<(), RingError> {
+    Portable.behz_accumulate(
+        q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+    )
 }
 
 /// [`crate::ClientKernels::behz_finish`] on Helium: the kernel on the whole 4-lane vectors,
@@ -321,17 +337,39 @@ pub(super) fn behz_finish(
         };
     }
     if done < n {
-        Portable.behz_finish(
+        finish_tail(
             t,
-            neg_q_inv_t_mont,
-            neg_q_inv_gamma,
-            gamma_mod_t,
-            gamma_inv_t_mont,
+            [
+                neg_q_inv_t_mont,
+                neg_q_inv_gamma,
+                gamma_mod_t,
+                gamma_inv_t_mont,
+            ],
             &mut acc_t[done..],
             &acc_gamma[done..],
         )?;
     }
     Ok(())
+}
+
+/// The portable loop on a tail shorter than a vector, out of line (see [`accumulate_tail`]).
+#[cold]
+#[inline(never)]
+fn finish_tail(
+    t: &Modulus,
+    [neg_q_inv_t_mont, neg_q_inv_gamma, gamma_mod_t, gamma_inv_t_mont]: [u32; 4],
+    acc_t: &mut [u32],
+    acc_gamma: &[u32],
+) -> Result<(), RingError> {
+    Portable.behz_finish(
+        t,
+        neg_q_inv_t_mont,
+        neg_q_inv_gamma,
+        gamma_mod_t,
+        gamma_inv_t_mont,
+        acc_t,
+        acc_gamma,
+    )
 }
 
 // ----- constant-time CDT scan (samplers) ----------------------------------------------------

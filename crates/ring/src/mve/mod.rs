@@ -95,34 +95,27 @@ use crate::rns::ShoupTable;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mve;
 
+// The methods are `#[inline(always)]` forwarders to `#[inline(never)]` free functions that
+// take no receiver: the client's calls pass exactly the kernels' arguments (a zero-sized
+// `&self` would still take a register, and push one more argument to the stack in the
+// client's frames).
 impl NttBackend for Mve {
+    #[inline(always)]
     fn name(&self) -> &'static str {
         "mve"
     }
 
+    #[inline(always)]
     fn forward(&self, table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
-        table.check_len(a.len())?;
-        match Schedule::forward(table.modulus.value(), table.log_n) {
-            // The kernels read the table through raw pointers: it must have n entries.
-            Ok(s) if table.forward.len() == a.len() => {
-                ntt::run_forward(&s, table, a);
-                Ok(())
-            }
-            _ => Portable.forward(table, a),
-        }
+        ntt::forward(table, a)
     }
 
+    #[inline(always)]
     fn inverse(&self, table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
-        table.check_len(a.len())?;
-        match Schedule::inverse(table.modulus.value(), table.log_n) {
-            Ok(s) if table.inverse.len() == a.len() => {
-                ntt::run_inverse(&s, table, a);
-                Ok(())
-            }
-            _ => Portable.inverse(table, a),
-        }
+        ntt::inverse(table, a)
     }
 
+    #[inline(always)]
     fn pointwise_mul(
         &self,
         modulus: &Modulus,
@@ -130,9 +123,10 @@ impl NttBackend for Mve {
         b: &[u32],
         out: &mut [u32],
     ) -> Result<(), RingError> {
-        pointwise::pointwise::<false>(modulus, a, b, out)
+        pointwise::mul(modulus, a, b, out)
     }
 
+    #[inline(always)]
     fn pointwise_mul_add(
         &self,
         modulus: &Modulus,
@@ -140,16 +134,17 @@ impl NttBackend for Mve {
         b: &[u32],
         acc: &mut [u32],
     ) -> Result<(), RingError> {
-        pointwise::pointwise::<true>(modulus, a, b, acc)
+        pointwise::mul_add(modulus, a, b, acc)
     }
 
+    #[inline(always)]
     fn pointwise_mul_assign(
         &self,
         modulus: &Modulus,
         a: &mut [u32],
         b: &[u32],
     ) -> Result<(), RingError> {
-        pointwise::pointwise_assign(modulus, a, b)
+        pointwise::mul_assign(modulus, a, b)
     }
 }
 
@@ -213,6 +208,7 @@ impl RnsKernels for Mve {
 }
 
 impl ClientKernels for Mve {
+    #[inline(always)]
     fn behz_accumulate(
         &self,
         q: &Modulus,
@@ -230,6 +226,7 @@ impl ClientKernels for Mve {
         )
     }
 
+    #[inline(always)]
     fn behz_finish(
         &self,
         t: &Modulus,

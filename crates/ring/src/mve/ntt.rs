@@ -7,7 +7,9 @@ use core::arch::asm;
 
 use super::arith::Consts;
 use super::schedule::{Schedule, Step, ROW};
-use crate::ntt::NttView;
+use crate::error::RingError;
+use crate::ntt::{NttBackend, NttView};
+use crate::portable::Portable;
 
 /// Columns per strip in the strip pass: two 4-lane vectors per row.
 const STRIP: usize = 8;
@@ -658,7 +660,7 @@ unsafe fn scale_pass(a: *mut u32, chunks: usize, w: u32, c: &Consts) {
 
 /// Runs a certified forward schedule. Requires `a.len() == n == 2^log_n >= 16` and a twiddle
 /// table of length `n` (checked by `Mve::forward`).
-pub(super) fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
+fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
     let c = Consts::new(&view.modulus);
     let log_n = view.log_n;
     let n = a.len();
@@ -728,7 +730,7 @@ pub(super) fn run_forward(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
 }
 
 /// Runs a certified inverse schedule (the mirror image of [`run_forward`]).
-pub(super) fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
+fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
     let c = Consts::new(&view.modulus);
     let log_n = view.log_n;
     let n = a.len();
@@ -795,5 +797,34 @@ pub(super) fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
     if s.steps().last() == Some(&Step::Scale) {
         // SAFETY: n is a multiple of 16.
         unsafe { scale_pass(base, n >> 3, view.n_inv_mont, &c) };
+    }
+}
+
+/// `Mve::forward`: the certified schedule, or [`Portable`] when the auditor refuses it (or
+/// the table is not `n` entries long).
+#[inline(never)]
+pub(super) fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+    table.check_len(a.len())?;
+    match Schedule::forward(table.modulus.value(), table.log_n) {
+        // The kernels read the table through raw pointers: it must have n entries.
+        Ok(s) if table.forward.len() == a.len() => {
+            run_forward(&s, table, a);
+            Ok(())
+        }
+        _ => Portable.forward(table, a),
+    }
+}
+
+/// `Mve::inverse`: the certified schedule, or [`Portable`] when the auditor refuses it (or
+/// the table is not `n` entries long).
+#[inline(never)]
+pub(super) fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
+    table.check_len(a.len())?;
+    match Schedule::inverse(table.modulus.value(), table.log_n) {
+        Ok(s) if table.inverse.len() == a.len() => {
+            run_inverse(&s, table, a);
+            Ok(())
+        }
+        _ => Portable.inverse(table, a),
     }
 }

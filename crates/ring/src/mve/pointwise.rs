@@ -107,9 +107,31 @@ fn pointwise_consts(modulus: &Modulus) -> (Consts, u32, u32) {
     (c, r2, r2q)
 }
 
+/// `Mve::pointwise_mul`.
+#[inline(never)]
+pub(super) fn mul(
+    modulus: &Modulus,
+    a: &[u32],
+    b: &[u32],
+    out: &mut [u32],
+) -> Result<(), RingError> {
+    pointwise::<false>(modulus, a, b, out)
+}
+
+/// `Mve::pointwise_mul_add`.
+#[inline(never)]
+pub(super) fn mul_add(
+    modulus: &Modulus,
+    a: &[u32],
+    b: &[u32],
+    acc: &mut [u32],
+) -> Result<(), RingError> {
+    pointwise::<true>(modulus, a, b, acc)
+}
+
 /// `out = a·b` (with `ACC`, `out += a·b`) mod `q` on Helium; [`Portable`] when the length is
 /// not a multiple of 4 or `q` is not certified.
-pub(super) fn pointwise<const ACC: bool>(
+fn pointwise<const ACC: bool>(
     modulus: &Modulus,
     a: &[u32],
     b: &[u32],
@@ -152,13 +174,10 @@ pub(super) fn pointwise<const ACC: bool>(
     Ok(())
 }
 
-/// `a = a·b mod q` in place on Helium; [`Portable`] when the length is not a multiple of 4
-/// or `q` is not certified.
-pub(super) fn pointwise_assign(
-    modulus: &Modulus,
-    a: &mut [u32],
-    b: &[u32],
-) -> Result<(), RingError> {
+/// `Mve::pointwise_mul_assign`: `a = a·b mod q` in place on Helium; [`Portable`] when the
+/// length is not a multiple of 4 or `q` is not certified.
+#[inline(never)]
+pub(super) fn mul_assign(modulus: &Modulus, a: &mut [u32], b: &[u32]) -> Result<(), RingError> {
     RingError::check_len(a.len(), b.len())?;
     if a.is_empty() {
         return Ok(());
