@@ -43,7 +43,8 @@ impl Avx2 {
 impl Lanes for Avx2 {
     type V = __m256i;
     type Mask = __m256i;
-    /// The butterfly distance `h` in {1, 2, 4}: the permutations are chosen per chunk.
+    /// The butterfly distance `h` in {1, 2, 4, 8}: the permutations are chosen per chunk
+    /// (`h = 8`: the identity).
     type Small = usize;
     const WIDTH: usize = 8;
 
@@ -157,6 +158,7 @@ impl Lanes for Avx2 {
         // SAFETY: AVX2 detected (see the impl).
         unsafe {
             match h {
+                8 => (a, b),
                 4 => (
                     _mm256_permute2x128_si256::<0x20>(a, b),
                     _mm256_permute2x128_si256::<0x31>(a, b),
@@ -177,6 +179,7 @@ impl Lanes for Avx2 {
         // SAFETY: as above.
         unsafe {
             match h {
+                8 => (x, y),
                 4 => (
                     _mm256_permute2x128_si256::<0x20>(x, y),
                     _mm256_permute2x128_si256::<0x31>(x, y),
@@ -195,6 +198,7 @@ impl Lanes for Avx2 {
         // SAFETY: AVX2 detected (see the impl).
         unsafe {
             match h {
+                8 => _mm256_set1_epi32(w(0)),
                 4 => _mm256_setr_epi32(w(0), w(0), w(0), w(0), w(1), w(1), w(1), w(1)),
                 2 => _mm256_setr_epi32(w(0), w(0), w(2), w(2), w(1), w(1), w(3), w(3)),
                 _ => _mm256_setr_epi32(w(0), w(1), w(4), w(5), w(2), w(3), w(6), w(7)),

@@ -66,8 +66,8 @@ pub(crate) trait Lanes: Copy {
     /// `a − b` in the lanes of `mask`, `src` elsewhere.
     fn select_sub(self, src: Self::V, mask: Self::Mask, a: Self::V, b: Self::V) -> Self::V;
 
-    /// The permutations of a stage with butterfly distance `h`, a power of two below
-    /// `WIDTH`.
+    /// The permutations of a stage with butterfly distance `h` in {1, 2, 4, 8} (at most
+    /// `WIDTH`).
     fn small_stage(self, h: usize) -> Self::Small;
     /// A `2·WIDTH`-coefficient chunk `[a | b]` to the butterfly inputs `x` and their partners
     /// `y = x + h`, in the lane order [`Lanes::small_twiddles`] follows.
@@ -81,6 +81,13 @@ pub(crate) trait Lanes: Copy {
     /// `table` holds at least `first_group + WIDTH / h` entries.
     unsafe fn small_twiddles(self, s: &Self::Small, table: &[u32], first_group: usize) -> Self::V;
 }
+
+/// The smallest butterfly distance the stage loop runs with one broadcast twiddle per group;
+/// the stages below it (`h` = 1, 2, 4, 8) go through [`Lanes::split`] / [`Lanes::merge`].
+/// 16 for both widths: at `h = 8` AVX2's split is the identity, which costs fewer
+/// instructions than the broadcast loop's one-vector groups (104k vs 106k per forward
+/// transform at n = 4096, counted with cachegrind).
+const BROADCAST_HALF: usize = 16;
 
 /// Per-modulus vector constants.
 #[derive(Clone, Copy)]
@@ -125,6 +132,31 @@ fn mont_mul_lazy<L: Lanes>(l: L, a: L::V, b: L::V, c: &Consts<L::V>) -> L::V {
     let t_odd = l.add64(p_odd, l.mul_even(m_odd, c.q));
     // High halves: even lanes shifted down, odd lanes already in place.
     l.blend_odd(l.shr64(t_even), t_odd)
+}
+
+/// [`mont_mul_lazy`] by a broadcast constant `b`, with `bq` the broadcast of
+/// `b·(−q⁻¹) mod 2^32` (see [`by_constant`]): the Montgomery quotient
+/// `lo(a·b)·(−q⁻¹) = lo(a·bq)` is one product instead of two. Same result (the quotient's low
+/// 32 bits are equal).
+#[inline(always)]
+fn mont_mul_lazy_by<L: Lanes>(l: L, a: L::V, b: L::V, bq: L::V, c: &Consts<L::V>) -> L::V {
+    let a_odd = l.shr64(a);
+    let p_even = l.mul_even(a, b);
+    let p_odd = l.mul_even(a_odd, b);
+    let m_even = l.mul_even(a, bq);
+    let m_odd = l.mul_even(a_odd, bq);
+    let t_even = l.add64(p_even, l.mul_even(m_even, c.q));
+    let t_odd = l.add64(p_odd, l.mul_even(m_odd, c.q));
+    l.blend_odd(l.shr64(t_even), t_odd)
+}
+
+/// The broadcasts `b` and `b·(−q⁻¹) mod 2^32` for [`mont_mul_lazy_by`], made opaque to the
+/// optimiser (one store and load, outside the loops): knowing them to be broadcasts, LLVM
+/// rewrites the quotient into a 64-bit product, which AVX2 and AVX-512F do not have (three
+/// multiplications per half instead of one).
+#[inline(always)]
+fn by_constant<L: Lanes>(l: L, m: &Modulus, b: u32) -> (L::V, L::V) {
+    core::hint::black_box((l.splat(b), l.splat(b.wrapping_mul(m.q_inv_neg()))))
 }
 
 /// `y·w mod q` in `[0, 2q)` per lane for `w_shoup = floor(w·2^32/q)` (the portable Shoup
@@ -189,14 +221,13 @@ fn butterfly<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
 /// `a.len()` is a power of two `>= 2·WIDTH` and at most the length of `w` (and of `w_shoup`
 /// with `SHOUP`).
 #[inline(always)]
-pub(crate) unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
+unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
     l: L,
-    m: &Modulus,
+    c: &Consts<L::V>,
     w: &[u32],
     w_shoup: &[u32],
     a: &mut [u32],
 ) {
-    let c = &consts(l, m);
     let n = a.len();
     let ptr = a.as_mut_ptr();
     let width = L::WIDTH;
@@ -209,7 +240,7 @@ pub(crate) unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool
             n >> (stage + 1)
         };
         let groups = n / (2 * half);
-        if half >= width {
+        if half >= BROADCAST_HALF {
             for group in 0..groups {
                 // A broadcast: the odd lanes' companion is the same value.
                 let shoup = if SHOUP {
@@ -244,7 +275,6 @@ pub(crate) unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool
                 unsafe {
                     let pa = ptr.add(chunk);
                     let pb = ptr.add(chunk + width);
-                    let (x, y) = l.split(&s, l.load(pa), l.load(pb));
                     let shoup = if SHOUP {
                         l.small_twiddles(&s, w_shoup, first_group)
                     } else {
@@ -255,6 +285,7 @@ pub(crate) unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool
                         shoup,
                         shoup_odd: l.shr64(shoup),
                     };
+                    let (x, y) = l.split(&s, l.load(pa), l.load(pb));
                     let (x, y) = butterfly::<L, INVERSE, SHOUP>(l, x, y, &tw, c);
                     let (mut va, mut vb) = l.merge(&s, x, y);
                     if !INVERSE && half == 1 {
@@ -268,6 +299,23 @@ pub(crate) unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool
             }
         }
     }
+}
+
+/// The forward transform (Montgomery, or with `SHOUP` Shoup twiddle products):
+/// [`ntt_stages`].
+///
+/// # Safety
+/// As [`ntt_stages`].
+#[inline(always)]
+pub(crate) unsafe fn forward<L: Lanes, const SHOUP: bool>(
+    l: L,
+    m: &Modulus,
+    w: &[u32],
+    w_shoup: &[u32],
+    a: &mut [u32],
+) {
+    // SAFETY: the caller's contract.
+    unsafe { ntt_stages::<L, false, SHOUP>(l, &consts(l, m), w, w_shoup, a) }
 }
 
 /// The inverse transform: [`ntt_stages`], then the scaling by `n^-1` (`n_inv_mont`, in
@@ -285,16 +333,14 @@ pub(crate) unsafe fn inverse<L: Lanes>(
 ) {
     let c = consts(l, m);
     // SAFETY: the caller's contract.
-    unsafe { ntt_stages::<L, true, false>(l, m, w, &[], a) };
-    let n_inv = l.splat(n_inv_mont);
+    unsafe { ntt_stages::<L, true, false>(l, &c, w, &[], a) };
+    let (n_inv, n_inv_q) = by_constant(l, m, n_inv_mont);
     for j in (0..a.len()).step_by(L::WIDTH) {
         // SAFETY: j + WIDTH <= a.len() (a multiple of WIDTH).
         unsafe {
             let p = a.as_mut_ptr().add(j);
-            l.store(
-                p,
-                reduce_once(l, mont_mul_lazy(l, l.load(p), n_inv, &c), c.q),
-            );
+            let x = mont_mul_lazy_by(l, l.load(p), n_inv, n_inv_q, &c);
+            l.store(p, reduce_once(l, x, c.q));
         }
     }
 }
@@ -316,7 +362,7 @@ pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
     len: usize,
 ) -> usize {
     let c = consts(l, m);
-    let r2 = l.splat(r2(m));
+    let (r2, r2q) = by_constant(l, m, r2(m));
     let done = len - len % L::WIDTH;
     for j in (0..done).step_by(L::WIDTH) {
         // SAFETY: j + WIDTH <= done <= len, the caller's ranges.
@@ -325,7 +371,7 @@ pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
             let y = l.load(b.add(j));
             // Modulus::mul: mont_mul(mont_mul_lazy(x, y), 2^64 mod q).
             let p = mont_mul_lazy(l, x, y, &c);
-            let mut p = reduce_once(l, mont_mul_lazy(l, p, r2, &c), c.q);
+            let mut p = reduce_once(l, mont_mul_lazy_by(l, p, r2, r2q, &c), c.q);
             let po = out.add(j);
             if ACCUMULATE {
                 p = reduce_once(l, l.add32(l.load(po), p), c.q);
@@ -430,7 +476,7 @@ pub(crate) unsafe fn key_switch<L: Lanes, const TENSOR: bool>(
     let [add_a, add_b, y0s, y1s] = inputs;
     let (x0s, x1s) = (add_a, add_b);
     let c = consts(l, m);
-    let r2v = l.splat(r2(m));
+    let (r2v, r2q) = by_constant(l, m, r2(m));
     let zero = l.zero();
     let mu = l.splat64((1u64 << 32) / u64::from(m.value()));
     let q64 = l.splat64(u64::from(m.value()));
@@ -461,8 +507,8 @@ pub(crate) unsafe fn key_switch<L: Lanes, const TENSOR: bool>(
                 tensor_pending = false;
                 let (x0, x1) = (load(x0s, j), load(x1s, j));
                 // y in Montgomery form (y·2^32 mod q), like the keys.
-                let y0 = reduce_once(l, mont_mul_lazy(l, load(y0s, j), r2v, &c), c.q);
-                let y1 = reduce_once(l, mont_mul_lazy(l, load(y1s, j), r2v, &c), c.q);
+                let y0 = reduce_once(l, mont_mul_lazy_by(l, load(y0s, j), r2v, r2q, &c), c.q);
+                let y1 = reduce_once(l, mont_mul_lazy_by(l, load(y1s, j), r2v, r2q, &c), c.q);
                 let (x0_odd, x1_odd) = (l.shr64(x0), l.shr64(x1));
                 let (y0_odd, y1_odd) = (l.shr64(y0), l.shr64(y1));
                 b_even = l.mul_even(x0, y0);
@@ -559,9 +605,7 @@ macro_rules! simd_backend {
                     unsafe { super::lanes::inverse(self, m, w, n_inv_mont, a) }
                 } else {
                     // SAFETY: the caller's contract.
-                    unsafe {
-                        super::lanes::ntt_stages::<Self, false, SHOUP>(self, m, w, w_shoup, a)
-                    }
+                    unsafe { super::lanes::forward::<Self, SHOUP>(self, m, w, w_shoup, a) }
                 }
             }
 
