@@ -2,7 +2,7 @@
 //! backend this CPU has (x86-64: AVX-512, AVX2 and portable; each from its detection token)
 //! side by side in the same run. Short runs:
 //! `cargo bench -p zeppelin-ring --bench ntt -- --warm-up-time 1 --measurement-time 2 'q=134176769$'`.
-#![allow(clippy::unwrap_used)]
+#![expect(clippy::unwrap_used, reason = "a benchmark: a failed set-up ends it")]
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use zeppelin_ring::{default_backend_named, NttBackend, NttTable};

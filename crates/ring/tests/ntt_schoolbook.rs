@@ -1,5 +1,8 @@
 //! The NTT against independent ground truth: schoolbook negacyclic products and direct
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is a failed test"
+)]
 //! evaluation of the polynomial at the stated powers of ψ.
 
 use rand::rngs::StdRng;
