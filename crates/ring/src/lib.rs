@@ -25,7 +25,7 @@
 //! A backend is a value the caller keeps: `let ntt = default_backend();` once, then
 //! `ntt.forward(&table.view(), &mut a)`. Tests and benchmarks force one with
 //! `--cfg zeppelin_backend="portable"` (or `"avx2"`) at compile time, or, at run time,
-//! with [`default_backend_named`] / (feature `std`) [`default_backend_from_env`], which read
+//! with [`default_backend_named`] / (feature `std`) `default_backend_from_env`, which read
 //! names such as the environment variable [`BACKEND_ENV`] holds.
 #![no_std]
 #![deny(unsafe_code)]
@@ -65,6 +65,6 @@ pub use rns::ShoupTable;
 pub use select::default_backend_from_env;
 pub use select::{default_backend, default_backend_named, DefaultBackend};
 
-/// The environment variable that names a backend for [`default_backend_from_env`] (and
+/// The environment variable that names a backend for `default_backend_from_env` (and
 /// `x86::Auto::from_env`): `portable`, `avx2`, `avx512`, `mve` or `auto`.
 pub const BACKEND_ENV: &str = "ZEPPELIN_BACKEND";

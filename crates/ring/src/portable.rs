@@ -17,8 +17,12 @@ use crate::rns::{check_key_switch, RnsKernels, MAX_LAZY_TERMS};
 #[cfg(feature = "alloc")]
 use crate::rns::{shoup_mul_lazy, ShoupTable};
 
-/// The portable backend (see the [module documentation](self)); a unit type, available on
-/// every target.
+/// The portable backend: plain Rust, a unit type, available on every target, and the
+/// reference every other backend is tested against bit for bit. It implements
+/// [`NttBackend`] (Harvey-style lazy butterflies below `4q` / `2q`, Montgomery twiddles,
+/// masked reductions), [`RnsKernels`] (centred lift, lazy 64-bit key-switch sums, Shoup
+/// forward NTT) and [`ClientKernels`] (the BEHZ decryption tail and the CDT scan, one
+/// coefficient at a time). Nothing in it branches on, or indexes memory by, a residue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Portable;
 

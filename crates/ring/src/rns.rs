@@ -1,5 +1,5 @@
 //! Kernels for RNS servers (OpenFHE-style BV key switching): the [`RnsKernels`] trait, the
-//! [`ShoupTable`] it reads (feature `alloc`), and the shape checks every implementation
+//! `ShoupTable` it reads (feature `alloc`), and the shape checks every implementation
 //! shares.
 //!
 //! [`RnsKernels`] has three operations, plus a fourth with the `alloc` feature:
@@ -10,8 +10,8 @@
 //!   lazy accumulation and one reduction per output;
 //! - [`RnsKernels::tensor_key_switch_block`]: the same with the ciphertext tensor joined to
 //!   the sums;
-//! - [`RnsKernels::forward_shoup`] (`alloc`): the forward NTT with Shoup twiddle products
-//!   from a [`ShoupTable`].
+//! - `RnsKernels::forward_shoup` (`alloc`): the forward NTT with Shoup twiddle products
+//!   from a `ShoupTable`.
 //!
 //! The trait has no default methods. [`crate::Portable`] is the reference implementation
 //! (plain Rust, every target); the SIMD backends compute exactly its results, lane for lane,

@@ -17,13 +17,19 @@ use crate::error::RingError;
 )))]
 use crate::portable::Portable;
 
-/// The backend of this build (see the [module documentation](self)).
+/// The backend of this build: `x86::Auto` on x86-64 (AVX-512F, else AVX2, else
+/// [`crate::Portable`], detected at run time), `mve::Mve` on Arm with `--cfg zeppelin_mve`
+/// (unless `--cfg zeppelin_backend="portable"`), [`crate::Portable`] elsewhere.
 #[cfg(target_arch = "x86_64")]
 pub type DefaultBackend = crate::x86::Auto;
-/// The backend of this build (see the [module documentation](self)).
+/// The backend of this build: `x86::Auto` on x86-64 (AVX-512F, else AVX2, else
+/// [`crate::Portable`], detected at run time), `mve::Mve` on Arm with `--cfg zeppelin_mve`
+/// (unless `--cfg zeppelin_backend="portable"`), [`crate::Portable`] elsewhere.
 #[cfg(all(target_arch = "arm", zeppelin_mve, not(zeppelin_backend = "portable")))]
 pub type DefaultBackend = crate::mve::Mve;
-/// The backend of this build (see the [module documentation](self)).
+/// The backend of this build: `x86::Auto` on x86-64 (AVX-512F, else AVX2, else
+/// [`crate::Portable`], detected at run time), `mve::Mve` on Arm with `--cfg zeppelin_mve`
+/// (unless `--cfg zeppelin_backend="portable"`), [`crate::Portable`] elsewhere.
 #[cfg(not(any(
     target_arch = "x86_64",
     all(target_arch = "arm", zeppelin_mve, not(zeppelin_backend = "portable"))

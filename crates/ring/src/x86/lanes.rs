@@ -27,7 +27,7 @@ pub(crate) trait Lanes: Copy {
     type V: Copy;
     /// The result of a lane comparison.
     type Mask: Copy;
-    /// What a small NTT stage (butterfly distance below `WIDTH`) needs: lane permutations.
+    /// What a small NTT stage (butterfly distance 1, 2, 4 or 8) needs: lane permutations.
     type Small: Copy;
     /// Lanes per vector.
     const WIDTH: usize;

@@ -16,7 +16,7 @@
 //!   [`Auto::detect`] (and so [`crate::default_backend`]) may pick: `"portable"` never uses
 //!   SIMD, `"avx2"` never AVX-512, `"avx512"` is the default (a CPU without the capped
 //!   instruction set still gets the next one it has);
-//! - at run time, [`Auto::from_name`] (and, with the `std` feature, [`Auto::from_env`], which
+//! - at run time, [`Auto::from_name`] (and, with the `std` feature, `Auto::from_env`, which
 //!   reads [`crate::BACKEND_ENV`] = `ZEPPELIN_BACKEND`) picks exactly `portable`, `avx2`,
 //!   `avx512` or `auto`, and fails with [`RingError::BackendUnavailable`] if this CPU cannot
 //!   run it.
