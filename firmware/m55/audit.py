@@ -48,19 +48,19 @@ import sys
 # many findings of that rule, per emitted copy, were reviewed as depending only on public
 # values; any other count fails until re-reviewed.
 SECRET_PATH = [
-    # Helium NTT kernels and pointwise products (zeppelin-ring, mve.rs): the butterflies
+    # Helium NTT kernels and pointwise products (zeppelin-ring, mve/ntt.rs, mve/pointwise.rs): the butterflies
     # are straight-line asm; loops over public counts only.
-    ("zeppelin_ring::mve::strip_layer::<false>", None),
-    ("zeppelin_ring::mve::strip_layer::<true>", None),
-    ("zeppelin_ring::mve::row_layer::<false>", None),
-    ("zeppelin_ring::mve::row_layer::<true>", None),
-    ("zeppelin_ring::mve::ct_row_layer4", None),
-    ("zeppelin_ring::mve::gs_row_layer4", None),
-    ("zeppelin_ring::mve::ct_quad_row64", None),
-    ("zeppelin_ring::mve::gs_quad_row64", None),
-    ("zeppelin_ring::mve::scale_pass", None),
-    ("zeppelin_ring::mve::pointwise_pass::<false>", None),
-    ("zeppelin_ring::mve::pointwise_pass::<true>", None),
+    ("zeppelin_ring::mve::ntt::strip_layer::<false>", None),
+    ("zeppelin_ring::mve::ntt::strip_layer::<true>", None),
+    ("zeppelin_ring::mve::ntt::row_layer::<false>", None),
+    ("zeppelin_ring::mve::ntt::row_layer::<true>", None),
+    ("zeppelin_ring::mve::ntt::ct_row_layer4", None),
+    ("zeppelin_ring::mve::ntt::gs_row_layer4", None),
+    ("zeppelin_ring::mve::ntt::ct_quad_row64", None),
+    ("zeppelin_ring::mve::ntt::gs_quad_row64", None),
+    ("zeppelin_ring::mve::ntt::scale_pass", None),
+    ("zeppelin_ring::mve::pointwise::pointwise_pass::<false>", None),
+    ("zeppelin_ring::mve::pointwise::pointwise_pass::<true>", None),
     # The secret stream's block cipher (RustCrypto aes, fixsliced, constant-time).
     ("aes::soft::fixslice::aes128_encrypt", None),
     ("aes::soft::fixslice::sub_bytes", None),
@@ -68,14 +68,14 @@ SECRET_PATH = [
     # pointwise kernels above): the noise/message assembly of c0, BEHZ decryption, wiping.
     ("zeppelin::ops::finish_c0::<zeppelin::params::Seal4096>", None),
     ("zeppelin::ops::finish_c0::<zeppelin::params::Zeppelin4096>", None),
-    # BEHZ decryption tail: the Helium kernels the MVE build runs, and their scalar twins
+    # BEHZ decryption tail: the Helium kernels the MVE build runs (mve/client.rs), and their scalar twins
     # (compared with them on target; the portable build's copies).
-    ("zeppelin_ring::mve::behz_accumulate_pass", None),
-    ("zeppelin_ring::mve::behz_finish_pass", None),
+    ("zeppelin_ring::mve::client::behz_accumulate_pass", None),
+    ("zeppelin_ring::mve::client::behz_finish_pass", None),
     ("zeppelin::behz::accumulate_scalar", None),
     ("zeppelin::behz::finish_scalar", None),
     # The Gaussian sampler's Helium CDT scan (called from sample_gaussian on MVE builds).
-    ("zeppelin_ring::mve::cdt_scan_pass", None),
+    ("zeppelin_ring::mve::client::cdt_scan_pass", None),
     # Workspace<P> has the same layout for both n = 4096 presets: the compiler emits one copy,
     # under the Zeppelin4096 name, for both.
     ("<zeppelin::ops::Workspace<zeppelin::params::Zeppelin4096>>::clear", None),
@@ -98,7 +98,7 @@ SECRET_PATH = [
 # whose secret-handling leaves are listed above):
 #  - <zeppelin::prng::AesCtr128 as Keystream>::fill: buffer position/length arithmetic of the
 #    `ctr` crate (public: how many bytes were asked for); the cipher core is listed.
-#  - Bfv::accumulate_prime, Mve::forward/inverse (dispatch): branch on `Result`s of length
+#  - Bfv::accumulate_prime, zeppelin_ring::mve::ntt::forward/inverse (dispatch): branch on `Result`s of length
 #    checks and on the certified schedule (public); their kernels are listed.
 #  - ct_quad_block/gs_quad_block: only reached for n < 64 (not in the presets).
 

@@ -17,7 +17,7 @@ fn bench_preset<P: Params>(c: &mut Criterion) {
     let mut rng = StdRng::seed_from_u64(1);
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     Bfv::<P>::generate_secret_key(&mut rng, &mut sk).unwrap();
     Bfv::<P>::generate_public_key(&sk, &mut rng, &mut pk, &mut ws).unwrap();
     let slots: Vec<u32> = (0..P::N).map(|_| rng.gen_range(0..P::T)).collect();

@@ -25,7 +25,7 @@ fn run<P: Params>() {
     let mut rng = OsRng;
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     let start = Instant::now();
     Bfv::<P>::generate_secret_key(&mut rng, &mut sk).unwrap();
     Bfv::<P>::generate_public_key(&sk, &mut rng, &mut pk, &mut ws).unwrap();

@@ -18,7 +18,7 @@ use core::marker::PhantomData;
 use crate::error::Error;
 use crate::params::{BitmapStorage, Params};
 use crate::plaintext::{check_below_t, Plaintext};
-use zeppelin_ring::{ct, Ntt, NttBackend};
+use zeppelin_ring::{ct, default_backend, NttBackend};
 
 /// Encodes `slots` (each `< t`; at most `n` of them, the remaining slots are 0) into the
 /// plaintext `plain`. Nothing is written if a slot is out of range.
@@ -48,7 +48,7 @@ pub fn encode<P: Params>(slots: &[u32], plain: &mut Plaintext<P>) -> Result<(), 
     for (&v, &pos) in slots.iter().zip(P::slot_to_ntt()) {
         coeffs[pos as usize] = v;
     }
-    Ntt::inverse(&P::t_table().view(), coeffs)?;
+    default_backend().inverse(&P::t_table().view(), coeffs)?;
     Ok(())
 }
 
@@ -61,7 +61,7 @@ pub fn decode<P: Params>(plain: &Plaintext<P>, slots: &mut [u32]) -> Result<(), 
         });
     }
     slots.copy_from_slice(plain.coeffs());
-    Ntt::forward(&P::t_table().view(), slots)?;
+    default_backend().forward(&P::t_table().view(), slots)?;
     let mut visited = P::Bitmap::ZERO;
     permute_in_place(slots, P::slot_to_ntt(), visited.as_mut());
     Ok(())

@@ -5,7 +5,7 @@ use crate::params::{Params, RnsStorage, SmallStorage};
 use crate::prng::PublicSeed;
 use crate::rows::NttRows;
 use crate::sampler::lift_small;
-use zeppelin_ring::{Ntt, NttBackend};
+use zeppelin_ring::{default_backend, NttBackend};
 use zeroize::Zeroize;
 
 /// The secret key: a ternary polynomial `s`, kept both as its coefficients and, per data
@@ -95,12 +95,14 @@ impl<P: Params> SecretKey<P> {
         self.refresh_ntt()
     }
 
-    /// Recomputes `ŝ` from the ternary coefficients and marks the key set.
+    /// Recomputes `ŝ` from the ternary coefficients and marks the key set (with the build's
+    /// default backend: key set-up has no workspace).
     pub(crate) fn refresh_ntt(&mut self) -> Result<(), Error> {
+        let ntt = default_backend();
         for (i, table) in P::ntt_tables().iter().enumerate() {
             let row = &mut self.ntt.as_mut()[i * P::N..(i + 1) * P::N];
             lift_small(table.modulus(), self.ternary.as_ref(), row);
-            Ntt::forward(&table.view(), row)?;
+            ntt.forward(&table.view(), row)?;
         }
         self.set = true;
         Ok(())

@@ -4,7 +4,7 @@
 use core::marker::PhantomData;
 
 use rand_core::{CryptoRng, RngCore};
-use zeppelin_ring::{ct, Modulus, Ntt, NttBackend};
+use zeppelin_ring::{ct, ClientKernels, DefaultBackend, Modulus, NttBackend};
 use zeroize::Zeroize;
 
 use crate::behz;
@@ -20,22 +20,54 @@ use crate::wide::Wide;
 
 /// Caller-provided working memory for every operation of preset `P` (`11·n` bytes: 44 KB at
 /// `n = 4096`): one polynomial row, one auxiliary row and three small-coefficient
-/// polynomials. Operations clear the parts that held secrets before they return; it is also
-/// zeroized on drop.
-pub struct Workspace<P: Params> {
+/// polynomials, and the arithmetic backend `B` the operations run on (detected once, when
+/// the workspace is made). Operations clear the parts that held secrets before they return;
+/// it is also zeroized on drop.
+///
+/// ```
+/// use zeppelin::{Seal4096, Workspace};
+/// use zeppelin_ring::{NttBackend, Portable};
+/// let ws = Box::new(Workspace::<Seal4096>::new()); // the build's best backend
+/// let portable = Box::new(Workspace::<Seal4096, _>::with_backend(Portable)); // forced
+/// assert_eq!(portable.backend().name(), "portable");
+/// # let _ = ws;
+/// ```
+pub struct Workspace<P: Params, B: ClientKernels = DefaultBackend> {
     poly: P::Poly,
     aux: P::Poly,
     small: [P::Small; 3],
+    backend: B,
 }
 
-impl<P: Params> Workspace<P> {
-    /// A zeroed workspace (`const`, for `static` initialisers).
-    pub const fn zeroed() -> Self {
+impl<P: Params> Workspace<P, DefaultBackend> {
+    /// A zeroed workspace on the build's default backend ([`zeppelin_ring::default_backend`]:
+    /// AVX-512 or AVX2 when the CPU has them, Helium on an MVE build).
+    pub fn new() -> Self {
+        Self::with_backend(zeppelin_ring::default_backend())
+    }
+}
+
+impl<P: Params> Default for Workspace<P, DefaultBackend> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: Params, B: ClientKernels> Workspace<P, B> {
+    /// A zeroed workspace on `backend` (`const`, for `static` initialisers on a device, where
+    /// the backend is a zero-sized value such as `Mve` or `Portable`).
+    pub const fn with_backend(backend: B) -> Self {
         Self {
             poly: P::Poly::ZERO,
             aux: P::Poly::ZERO,
             small: [P::Small::ZERO, P::Small::ZERO, P::Small::ZERO],
+            backend,
         }
+    }
+
+    /// The backend the operations run on.
+    pub fn backend(&self) -> B {
+        self.backend
     }
 
     // Out of line: the firmware's binary audit checks this wipe under its own symbol.
@@ -49,7 +81,7 @@ impl<P: Params> Workspace<P> {
     }
 }
 
-impl<P: Params> Drop for Workspace<P> {
+impl<P: Params, B: ClientKernels> Drop for Workspace<P, B> {
     fn drop(&mut self) {
         self.clear();
     }
@@ -83,7 +115,7 @@ impl EncryptionSeeds {
 ///                SecretSeed, SeededCiphertext, Seal4096, Workspace};
 /// // Large values: on a device these are `static`s; here they live on the heap.
 /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
-/// let mut ws = Box::new(Workspace::zeroed());
+/// let mut ws = Box::new(Workspace::new());
 /// let mut ct = Box::new(SeededCiphertext::<Seal4096>::zeroed());
 /// let mut plain = Box::new(Plaintext::zeroed());
 /// let mut slots = vec![0u32; 4096];
@@ -156,17 +188,22 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Generates the public key from explicit seeds: `â` sampled directly in the evaluation
     /// domain from `prng_a(seed_a)` (prime after prime), `e` Gaussian from `prng_e(seed_e)`,
     /// `p̂0 = −(â ⊙ ŝ + NTT(e))`, `p̂1 = â`.
-    pub fn generate_public_key_with(
+    pub fn generate_public_key_with<B: ClientKernels>(
         sk: &SecretKey<P>,
         seed_a: &PublicSeed,
         seed_e: &SecretSeed,
         pk: &mut PublicKey<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         // One PRNG state at a time keeps the stack small: the secret stream is used up
         // (and zeroized) before the public one starts.
         sk.check_set()?;
-        sample_gaussian(&mut SecretPrng::<E>::new(seed_e), ws.small[0].as_mut());
+        sample_gaussian(
+            &mut SecretPrng::<E>::new(seed_e),
+            ws.small[0].as_mut(),
+            &ntt,
+        );
         let mut prng_a = PublicPrng::<A>::new(seed_a);
         let (p0, p1) = pk.parts_mut();
         let poly = ws.poly.as_mut();
@@ -176,9 +213,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let a_hat = &mut p1[rows.clone()];
             sample_uniform(&mut prng_a, q, a_hat);
             lift_small(q, ws.small[0].as_ref(), poly);
-            Ntt::forward(&table.view(), poly)?;
+            ntt.forward(&table.view(), poly)?;
             let s_hat = &sk.ntt_residues()[rows.clone()];
-            Ntt::pointwise_mul_add(q, a_hat, s_hat, poly)?;
+            ntt.pointwise_mul_add(q, a_hat, s_hat, poly)?;
             for (o, &x) in p0[rows].iter_mut().zip(poly.iter()) {
                 *o = q.neg(x);
             }
@@ -189,11 +226,11 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     }
 
     /// Generates the public key with fresh seeds from `rng` (public seed first).
-    pub fn generate_public_key<R: RngCore + CryptoRng>(
+    pub fn generate_public_key<B: ClientKernels, R: RngCore + CryptoRng>(
         sk: &SecretKey<P>,
         rng: &mut R,
         pk: &mut PublicKey<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         let seed_a = PublicSeed::generate(rng);
         let seed_e = SecretSeed::generate(rng);
@@ -206,13 +243,13 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// directly in the evaluation domain (no forward NTT), and
     /// `c0 = Δm − INTT(â ⊙ ŝ) − e` with SEAL's rounding of `Δm`. `plain` holds coefficients
     /// `< t` (see [`crate::encoder::encode`]). Only `c0` and `seeds.a` are kept.
-    pub fn encrypt_seeded_with(
+    pub fn encrypt_seeded_with<B: ClientKernels>(
         sk: &SecretKey<P>,
         plain: &Plaintext<P>,
         seeds: &EncryptionSeeds,
         level: usize,
         out: &mut SeededCiphertext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         sk.check_set()?;
         let lc = constants::<P>(level)?;
@@ -221,25 +258,25 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     }
 
     /// Seeded symmetric encryption at the full level with fresh seeds from `rng`.
-    pub fn encrypt_seeded<R: RngCore + CryptoRng>(
+    pub fn encrypt_seeded<B: ClientKernels, R: RngCore + CryptoRng>(
         sk: &SecretKey<P>,
         plain: &Plaintext<P>,
         rng: &mut R,
         out: &mut SeededCiphertext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         Self::encrypt_seeded_with(sk, plain, &EncryptionSeeds::generate(rng), P::K, out, ws)
     }
 
     /// Classic symmetric encryption at `level` with explicit seeds: `a` uniform in the
     /// coefficient domain from `prng_a`, `c1 = a`, `c0 = Δm − a·s − e`.
-    pub fn encrypt_symmetric_with(
+    pub fn encrypt_symmetric_with<B: ClientKernels>(
         sk: &SecretKey<P>,
         plain: &Plaintext<P>,
         seeds: &EncryptionSeeds,
         level: usize,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         sk.check_set()?;
         let lc = constants::<P>(level)?;
@@ -254,7 +291,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// (the classic form).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn symmetric_c0(
+    fn symmetric_c0<B: ClientKernels>(
         sk: &SecretKey<P>,
         plain: &Plaintext<P>,
         seeds: &EncryptionSeeds,
@@ -262,10 +299,15 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         lc: &LevelConstants,
         c0: &mut [u32],
         mut c1: Option<&mut [u32]>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         // One PRNG state at a time keeps the stack small (the secret one is dropped first).
-        sample_gaussian(&mut SecretPrng::<E>::new(&seeds.e), ws.small[0].as_mut());
+        sample_gaussian(
+            &mut SecretPrng::<E>::new(&seeds.e),
+            ws.small[0].as_mut(),
+            &ntt,
+        );
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
         let poly = ws.poly.as_mut();
         // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
@@ -278,12 +320,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
                     let a = &mut c1[rows.clone()];
                     sample_uniform(&mut prng_a, q, a);
                     poly.copy_from_slice(a);
-                    Ntt::forward(&table.view(), poly)?;
+                    ntt.forward(&table.view(), poly)?;
                 }
             }
             let row = &mut c0[rows.clone()];
-            Ntt::pointwise_mul(q, poly, &sk.ntt_residues()[rows], row)?;
-            Ntt::inverse(&table.view(), row)?;
+            ntt.pointwise_mul(q, poly, &sk.ntt_residues()[rows], row)?;
+            ntt.inverse(&table.view(), row)?;
             finish_c0::<P>(q, lc, i, plain.coeffs(), ws.small[0].as_ref(), row, true);
         }
         ws.clear();
@@ -291,12 +333,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     }
 
     /// Classic symmetric encryption at the full level with fresh seeds from `rng`.
-    pub fn encrypt_symmetric<R: RngCore + CryptoRng>(
+    pub fn encrypt_symmetric<B: ClientKernels, R: RngCore + CryptoRng>(
         sk: &SecretKey<P>,
         plain: &Plaintext<P>,
         rng: &mut R,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         Self::encrypt_symmetric_with(sk, plain, &EncryptionSeeds::generate(rng), P::K, out, ws)
     }
@@ -304,14 +346,15 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Public-key encryption at `level` with an explicit secret seed: `u` ternary, then
     /// `e1`, `e2` Gaussian, all from `prng_e`; per prime `û = NTT(u)`,
     /// `c0 = INTT(p̂0 ⊙ û) + e1 + Δm`, `c1 = INTT(p̂1 ⊙ û) + e2`.
-    pub fn encrypt_public_with(
+    pub fn encrypt_public_with<B: ClientKernels>(
         pk: &PublicKey<P>,
         plain: &Plaintext<P>,
         seed_e: &SecretSeed,
         level: usize,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         pk.check_set()?;
         let lc = constants::<P>(level)?;
         let (c0, c1) = out.rows_mut(level)?;
@@ -319,8 +362,8 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         let [u, e1, e2] = &mut ws.small;
         let (u, e1, e2) = (u.as_mut(), e1.as_mut(), e2.as_mut());
         sample_ternary(&mut prng_e, u);
-        sample_gaussian(&mut prng_e, e1);
-        sample_gaussian(&mut prng_e, e2);
+        sample_gaussian(&mut prng_e, e1, &ntt);
+        sample_gaussian(&mut prng_e, e2, &ntt);
         let poly = ws.poly.as_mut();
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let rows = i * P::N..(i + 1) * P::N;
@@ -328,12 +371,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let row1 = &mut c1[rows.clone()];
             let q = table.modulus();
             lift_small(q, u, poly);
-            Ntt::forward(&table.view(), poly)?;
-            Ntt::pointwise_mul(q, &pk.p0()[rows.clone()], poly, row0)?;
-            Ntt::inverse(&table.view(), row0)?;
+            ntt.forward(&table.view(), poly)?;
+            ntt.pointwise_mul(q, &pk.p0()[rows.clone()], poly, row0)?;
+            ntt.inverse(&table.view(), row0)?;
             finish_c0::<P>(q, lc, i, plain.coeffs(), e1, row0, false);
-            Ntt::pointwise_mul(q, &pk.p1()[rows], poly, row1)?;
-            Ntt::inverse(&table.view(), row1)?;
+            ntt.pointwise_mul(q, &pk.p1()[rows], poly, row1)?;
+            ntt.inverse(&table.view(), row1)?;
             let qv = q.value();
             for (x, &e) in row1.iter_mut().zip(e2.iter()) {
                 *x = q.add(*x, small_mod(qv, e));
@@ -344,12 +387,12 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     }
 
     /// Public-key encryption at the full level with a fresh secret seed from `rng`.
-    pub fn encrypt_public<R: RngCore + CryptoRng>(
+    pub fn encrypt_public<B: ClientKernels, R: RngCore + CryptoRng>(
         pk: &PublicKey<P>,
         plain: &Plaintext<P>,
         rng: &mut R,
         out: &mut Ciphertext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         Self::encrypt_public_with(pk, plain, &SecretSeed::generate(rng), P::K, out, ws)
     }
@@ -359,6 +402,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Rebuilds `c1 = INTT(â)` of a seeded ciphertext at `level` into `c1` (`level·n`
     /// residues), bit for bit as the encrypting side sampled `â`.
     pub fn expand_c1_rows(seed: &PublicSeed, level: usize, c1: &mut [u32]) -> Result<(), Error> {
+        let ntt = zeppelin_ring::default_backend();
         check_level::<P>(level)?;
         if c1.len() != level * P::N {
             return Err(Error::LengthMismatch {
@@ -370,7 +414,7 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let row = &mut c1[i * P::N..(i + 1) * P::N];
             sample_uniform(&mut prng_a, table.modulus(), row);
-            Ntt::inverse(&table.view(), row)?;
+            ntt.inverse(&table.view(), row)?;
         }
         Ok(())
     }
@@ -385,11 +429,11 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     // ----- decryption -----------------------------------------------------------------
 
     /// Decrypts a full ciphertext into `plain`.
-    pub fn decrypt(
+    pub fn decrypt<B: ClientKernels>(
         sk: &SecretKey<P>,
         ct: &Ciphertext<P>,
         plain: &mut Plaintext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
         Self::decrypt_rows(sk, ct.level(), ct.c0(), ct.c1(), plain, ws)
     }
@@ -405,14 +449,15 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// branch on data, 32×32→64-bit products only. Exact while `t·X mod Q` keeps a distance
     /// of more than `(L+1)·Q/γ` from `±Q/2` (`L` the level: `L` fractional parts and the
     /// final rounding).
-    pub fn decrypt_rows(
+    pub fn decrypt_rows<B: ClientKernels>(
         sk: &SecretKey<P>,
         level: usize,
         c0: CoeffRows<'_>,
         c1: CoeffRows<'_>,
         plain: &mut Plaintext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         sk.check_set()?;
         let lc = constants::<P>(level)?;
         check_rows::<P>(level, &c0, 0)?;
@@ -424,10 +469,10 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let rows = i * P::N..(i + 1) * P::N;
             let poly = ws.poly.as_mut();
             poly.copy_from_slice(&c1[rows.clone()]);
-            Ntt::forward(&table.view(), poly)?;
+            ntt.forward(&table.view(), poly)?;
             Self::accumulate_prime(sk, lc, i, &c0[rows], acc_t, ws)?;
         }
-        behz::finish::<P>(lc, acc_t, ws.aux.as_ref())?;
+        behz::finish::<P, B>(&ntt, lc, acc_t, ws.aux.as_ref())?;
         ws.clear();
         Ok(())
     }
@@ -435,12 +480,13 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// Decrypts a seeded ciphertext directly: `ĉ1 = â` is sampled from the seed in the
     /// evaluation domain, so no NTT of `c1` is needed. Equal to decrypting
     /// [`Self::expand_ct1`]'s output.
-    pub fn decrypt_seeded(
+    pub fn decrypt_seeded<B: ClientKernels>(
         sk: &SecretKey<P>,
         ct: &SeededCiphertext<P>,
         plain: &mut Plaintext<P>,
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         sk.check_set()?;
         let level = ct.level();
         let lc = constants::<P>(level)?;
@@ -454,27 +500,28 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let c0 = &ct.c0()[i * P::N..(i + 1) * P::N];
             Self::accumulate_prime(sk, lc, i, c0, acc_t, ws)?;
         }
-        behz::finish::<P>(lc, acc_t, ws.aux.as_ref())?;
+        behz::finish::<P, B>(&ntt, lc, acc_t, ws.aux.as_ref())?;
         ws.clear();
         Ok(())
     }
 
     /// With `ĉ1` of prime `i` in `ws.poly`: `x = c0 + INTT(ĉ1 ⊙ ŝ)`, then the BEHZ terms of
     /// prime `i` added to `acc_t` (in `plain`) and `acc_γ` (in `ws.aux`).
-    fn accumulate_prime(
+    fn accumulate_prime<B: ClientKernels>(
         sk: &SecretKey<P>,
         lc: &LevelConstants,
         i: usize,
         c0: &[u32],
         acc_t: &mut [u32],
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         let table = &P::ntt_tables()[i];
         let q = table.modulus();
         let poly = ws.poly.as_mut();
-        Ntt::pointwise_mul_assign(q, poly, &sk.ntt_residues()[i * P::N..(i + 1) * P::N])?;
-        Ntt::inverse(&table.view(), poly)?;
-        behz::accumulate::<P>(q, lc, i, poly, c0, acc_t, ws.aux.as_mut())
+        ntt.pointwise_mul_assign(q, poly, &sk.ntt_residues()[i * P::N..(i + 1) * P::N])?;
+        ntt.inverse(&table.view(), poly)?;
+        behz::accumulate::<P, B>(&ntt, q, lc, i, poly, c0, acc_t, ws.aux.as_mut())
     }
 
     // ----- noise ----------------------------------------------------------------------
@@ -484,23 +531,23 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// centred representatives (fixed-size 256-bit arithmetic). `x_rows`
     /// (`level·n` words) receives the rows of `X`. A diagnostic for tests and tools: it is
     /// not constant time.
-    pub fn noise_budget(
+    pub fn noise_budget<B: ClientKernels>(
         sk: &SecretKey<P>,
         ct: &Ciphertext<P>,
         x_rows: &mut [u32],
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<u32, Error> {
         Self::noise_budget_rows(sk, ct.level(), ct.c0(), ct.c1(), x_rows, ws)
     }
 
     /// [`Self::noise_budget`] of a ciphertext given as borrowed rows at `level`.
-    pub fn noise_budget_rows(
+    pub fn noise_budget_rows<B: ClientKernels>(
         sk: &SecretKey<P>,
         level: usize,
         c0: CoeffRows<'_>,
         c1: CoeffRows<'_>,
         x_rows: &mut [u32],
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<u32, Error> {
         let lc = constants::<P>(level)?;
         Self::decryption_residues(sk, level, c0, c1, x_rows, ws)?;
@@ -537,14 +584,15 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     }
 
     /// The residues of `X = c0 + c1·s` at `level` into `x_rows` (`level·n` words, prime-major).
-    pub fn decryption_residues(
+    pub fn decryption_residues<B: ClientKernels>(
         sk: &SecretKey<P>,
         level: usize,
         c0: CoeffRows<'_>,
         c1: CoeffRows<'_>,
         x_rows: &mut [u32],
-        ws: &mut Workspace<P>,
+        ws: &mut Workspace<P, B>,
     ) -> Result<(), Error> {
+        let ntt = ws.backend;
         sk.check_set()?;
         check_level::<P>(level)?;
         check_rows::<P>(level, &c0, 0)?;
@@ -561,9 +609,9 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
             let out = &mut x_rows[rows.clone()];
             let q = table.modulus();
             poly.copy_from_slice(&c1[rows.clone()]);
-            Ntt::forward(&table.view(), poly)?;
-            Ntt::pointwise_mul_assign(q, poly, &sk.ntt_residues()[rows.clone()])?;
-            Ntt::inverse(&table.view(), poly)?;
+            ntt.forward(&table.view(), poly)?;
+            ntt.pointwise_mul_assign(q, poly, &sk.ntt_residues()[rows.clone()])?;
+            ntt.inverse(&table.view(), poly)?;
             for ((o, &x), &c) in out.iter_mut().zip(poly.iter()).zip(&c0[rows]) {
                 *o = q.add(x, c);
             }

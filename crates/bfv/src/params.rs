@@ -490,9 +490,6 @@ const fn inverse_mod_2_32(x: u32) -> u32 {
     inv
 }
 
-/// `2^31 − 1`.
-pub(crate) const GAMMA_MASK_PUB: u32 = GAMMA_MASK;
-
 /// The level constants of `P` at `level`, or `None` if `level` is not in `1..=K`.
 #[inline]
 pub fn level_constants<P: Params>(level: usize) -> Option<&'static LevelConstants> {

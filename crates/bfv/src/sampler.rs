@@ -2,7 +2,7 @@
 //! stream only, constant time, fixed keystream consumption).
 
 use crate::prng::{Keystream, PublicPrng, SecretPrng};
-use zeppelin_ring::{ct, Modulus};
+use zeppelin_ring::{ct, ClientKernels, Modulus};
 use zeroize::Zeroize;
 
 /// Standard deviation of the error distribution.
@@ -83,32 +83,36 @@ pub fn gaussian_from_word(w: u32) -> i8 {
 /// Words per call of [`gaussian_from_words`] (a small stack buffer; a multiple of 8).
 pub const GAUSSIAN_BLOCK: usize = 16;
 
-/// [`gaussian_from_word`] on `GAUSSIAN_BLOCK` words: zeppelin-ring's Helium CDT scan on MVE
-/// builds (equal word for word, tested on target), the scalar twin otherwise.
+/// [`gaussian_from_word`] on `GAUSSIAN_BLOCK` words, by the backend's constant-time CDT scan
+/// (Helium assembly on the M55; equal word for word to the scalar definition, tested on
+/// target and in `zeppelin-ring`).
 #[inline(always)]
-pub fn gaussian_from_words(words: &[u32; GAUSSIAN_BLOCK], out: &mut [i8; GAUSSIAN_BLOCK]) {
-    #[cfg(all(target_arch = "arm", zeppelin_mve))]
-    zeppelin_ring::mve::cdt_scan(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
-    #[cfg(not(all(target_arch = "arm", zeppelin_mve)))]
-    for (x, &w) in out.iter_mut().zip(words) {
-        *x = gaussian_from_word(w);
-    }
+pub fn gaussian_from_words<B: ClientKernels>(
+    backend: &B,
+    words: &[u32; GAUSSIAN_BLOCK],
+    out: &mut [i8; GAUSSIAN_BLOCK],
+) {
+    backend.cdt_scan(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
 }
 
 /// Fills `out` with discrete Gaussian errors (`σ = 3.2`, `|e| <= 21`), consuming exactly
 /// `4·n` keystream bytes (one word per coefficient, in order), `GAUSSIAN_BLOCK` words at a
-/// time through [`gaussian_from_words`].
+/// time through [`gaussian_from_words`] on `backend`.
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
 // (firmware/m55/audit.py) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_gaussian<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
+pub fn sample_gaussian<S: Keystream, B: ClientKernels>(
+    prng: &mut SecretPrng<S>,
+    out: &mut [i8],
+    backend: &B,
+) {
     let mut words = [0u32; GAUSSIAN_BLOCK];
     let (blocks, rest) = out.as_chunks_mut::<GAUSSIAN_BLOCK>();
     for block in blocks {
         for w in words.iter_mut() {
             *w = prng.next_u32();
         }
-        gaussian_from_words(&words, block);
+        gaussian_from_words(backend, &words, block);
     }
     // Every preset's n is a multiple of the block; a shorter tail keeps the same order.
     for x in rest {

@@ -105,7 +105,7 @@ fn constructed_cases<P: Params>(seed: u64) -> usize {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([5; 32]), &mut sk).unwrap();
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     let mut plain = Box::new(Plaintext::<P>::zeroed());
     let n = P::N;
     let mut cases = 0;
@@ -156,7 +156,7 @@ fn real_ciphertext_cases<P: Params>(seed: u64) -> usize {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([9; 32]), &mut sk).unwrap();
     Bfv::<P>::generate_public_key_with(
         &sk,

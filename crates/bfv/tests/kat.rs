@@ -24,16 +24,17 @@ use zeppelin::{
     encoder, kat, Bfv, Ciphertext, EncryptionSeeds, Params, Plaintext, PublicKey, PublicSeed,
     Seal4096, Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
 };
+use zeppelin_ring::ClientKernels;
 
 fn words(ws: &[u32]) -> Vec<u8> {
     ws.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-/// Computes every KAT object of a preset: (file name, bytes).
-fn kat_objects<P: Params>() -> Vec<(&'static str, Vec<u8>)> {
+/// Computes every KAT object of a preset on `backend`: (file name, bytes).
+fn kat_objects<P: Params, B: ClientKernels>(backend: B) -> Vec<(&'static str, Vec<u8>)> {
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::<P, B>::with_backend(backend));
     Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes(kat::SECRET_KEY_SEED), &mut sk)
         .unwrap();
     Bfv::<P>::generate_public_key_with(
@@ -105,10 +106,14 @@ fn kat_objects<P: Params>() -> Vec<(&'static str, Vec<u8>)> {
 }
 
 fn check_or_regenerate<P: Params>() {
+    check_or_regenerate_on::<P, _>(zeppelin_ring::default_backend());
+}
+
+fn check_or_regenerate_on<P: Params, B: ClientKernels>(backend: B) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/kats")
         .join(P::NAME);
-    let objects = kat_objects::<P>();
+    let objects = kat_objects::<P, B>(backend);
     let mut sums = String::new();
     for (name, bytes) in &objects {
         writeln!(sums, "{:x}  {name}", Sha256::digest(bytes)).unwrap();
@@ -147,4 +152,32 @@ fn kat_zeppelin4096() {
 #[test]
 fn kat_seal8192() {
     check_or_regenerate::<Seal8192>();
+}
+
+/// The client is generic over its backend: every backend this CPU has reproduces the pinned
+/// bytes end to end (key generation, the three encryptions, decryption), and so does the
+/// portable reference.
+#[test]
+fn every_backend_reproduces_the_kats() {
+    fn all<P: Params>() {
+        check_or_regenerate_on::<P, _>(zeppelin_ring::Portable);
+        #[cfg(target_arch = "x86_64")]
+        {
+            use zeppelin_ring::x86::{Avx2, Avx512};
+            match Avx2::detect() {
+                Some(b) => check_or_regenerate_on::<P, _>(b),
+                None => eprintln!("{}: this CPU has no AVX2", P::NAME),
+            }
+            match Avx512::detect() {
+                Some(b) => check_or_regenerate_on::<P, _>(b),
+                None => eprintln!("{}: this CPU has no AVX-512", P::NAME),
+            }
+        }
+    }
+    if std::env::var_os("ZEPPELIN_REGENERATE_KATS").is_some() {
+        return; // the files are written by the default backend only
+    }
+    all::<Seal4096>();
+    all::<Zeppelin4096>();
+    all::<Seal8192>();
 }

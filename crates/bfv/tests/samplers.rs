@@ -68,7 +68,7 @@ fn gaussian_chi_square_against_ideal() {
         let mut seed = [0u8; 32];
         seed[..8].copy_from_slice(&(p as u64).to_le_bytes());
         let mut prng = SecretPrng::<AesCtr128>::new(&SecretSeed::from_bytes(seed));
-        sample_gaussian(&mut prng, &mut poly);
+        sample_gaussian(&mut prng, &mut poly, &zeppelin_ring::default_backend());
         for &e in poly.iter() {
             assert!((-21..=21).contains(&e));
             counts[(e + 21) as usize] += 1;
@@ -157,7 +157,7 @@ fn gaussian_consumes_exactly_4n_bytes() {
     let seed = [0x42u8; 32];
     let mut prng = SecretPrng::<AesCtr128>::new(&SecretSeed::from_bytes(seed));
     let mut poly = [0i8; N];
-    sample_gaussian(&mut prng, &mut poly);
+    sample_gaussian(&mut prng, &mut poly, &zeppelin_ring::Portable);
     assert_eq!(prng.next_u32(), keystream_words(&seed, N + 1)[N]);
 }
 

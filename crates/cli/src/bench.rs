@@ -104,7 +104,7 @@ fn bench<P: SealPreset>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
     }
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     Bfv::<P>::generate_secret_key(&mut OsRng, &mut sk)
         .map_err(CliError::device(Operation::SecretKeyGeneration))?;
     Bfv::<P>::generate_public_key(&sk, &mut OsRng, &mut pk, &mut ws)

@@ -50,7 +50,7 @@ pub fn decrypt_bytes<P: SealPreset>(
     let ct = device::read_any(&ctx, bytes).map_err(CliError::seal_file(source))?;
     // The plaintext is zeroized when it drops.
     let mut plain = Box::new(Plaintext::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     ct.decrypt(&ctx, &sk, &mut plain, &mut ws)
         .map_err(CliError::seal_file(source))?;
     let mut slots = zero_slots::<P>();

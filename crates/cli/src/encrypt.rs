@@ -82,7 +82,7 @@ pub fn encrypt_bytes<P: SealPreset>(
 ) -> CliResult<Vec<u8>> {
     let mut plain = Box::new(Plaintext::<P>::zeroed());
     encoder::encode(slots, &mut plain).map_err(CliError::device(Operation::Encoding))?;
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     let wire = CliError::seal(Operation::WireForm);
     match mode {
         Mode::Seeded => {

@@ -43,7 +43,7 @@ pub fn keygen<P: SealPreset>(dir: &Path) -> CliResult<()> {
     keys.create()?;
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     Bfv::<P>::generate_secret_key(&mut OsRng, &mut sk)
         .map_err(CliError::device(Operation::SecretKeyGeneration))?;
     Bfv::<P>::generate_public_key(&sk, &mut OsRng, &mut pk, &mut ws)

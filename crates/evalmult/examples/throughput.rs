@@ -60,7 +60,9 @@ fn main() {
     println!(
         "threads: {}, SIMD backend: {}",
         rayon::current_num_threads(),
-        zeppelin_ring::X86::simd_level()
+        zeppelin_evalmult::backend_from_env().map_or("unavailable (ZEPPELIN_BACKEND)", |b| {
+            zeppelin_ring::NttBackend::name(&b)
+        })
     );
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     println!(

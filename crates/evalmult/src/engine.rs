@@ -24,7 +24,7 @@
 use std::cell::RefCell;
 
 use rayon::prelude::*;
-use zeppelin_ring::{Ntt, NttBackend, RnsKernels, ShoupTable};
+use zeppelin_ring::{DefaultBackend, NttBackend, RingError, RnsKernels, ShoupTable};
 
 use crate::context::{first_unreduced, Ciphertext, RelinKey, RnsContext};
 use crate::error::{CiphertextId, EvalMultError, Factor, Input, Result};
@@ -164,6 +164,20 @@ pub struct Engine {
     /// transforms.
     forward: Vec<ShoupTable>,
     options: EngineOptions,
+    /// The arithmetic backend, chosen once at construction.
+    backend: DefaultBackend,
+}
+
+/// The arithmetic backend of `zeppelin_ring` the engine runs on: the one named by the
+/// environment variable `ZEPPELIN_BACKEND` (`portable`, `avx2`, `avx512`, `auto`), so that
+/// tests and benchmarks can run the whole engine on each backend the CPU has, else the widest
+/// one this CPU has. Errors: a named backend this CPU cannot run, or an unknown name.
+pub fn backend_from_env() -> Result<DefaultBackend> {
+    match std::env::var(zeppelin_ring::BACKEND_ENV) {
+        Ok(name) => Ok(zeppelin_ring::default_backend_named(&name)?),
+        Err(std::env::VarError::NotPresent) => Ok(zeppelin_ring::default_backend()),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RingError::BackendUnknown.into()),
+    }
 }
 
 impl Engine {
@@ -172,8 +186,18 @@ impl Engine {
         Self::with_options(ctx, key, EngineOptions::default())
     }
 
-    /// [`Engine::new`] with explicit tuning.
+    /// [`Engine::new`] with explicit tuning. The backend is [`backend_from_env`]'s.
     pub fn with_options(ctx: RnsContext, key: &RelinKey, options: EngineOptions) -> Result<Self> {
+        Self::with_backend(ctx, key, options, backend_from_env()?)
+    }
+
+    /// [`Engine::with_options`] on an explicit arithmetic backend.
+    pub fn with_backend(
+        ctx: RnsContext,
+        key: &RelinKey,
+        options: EngineOptions,
+        backend: DefaultBackend,
+    ) -> Result<Self> {
         key.check(&ctx)?;
         let (n, towers) = (ctx.ring_dim(), ctx.towers());
         let row = n + ROW_PAD;
@@ -203,7 +227,13 @@ impl Engine {
             key_b,
             forward,
             options,
+            backend,
         })
+    }
+
+    /// The arithmetic backend in use (its `name()` says which).
+    pub fn backend(&self) -> DefaultBackend {
+        self.backend
     }
 
     /// The parameter set.
@@ -343,13 +373,13 @@ impl Engine {
                 for ((x, y), c2) in members.iter().zip(coefficients.chunks_exact_mut(len)) {
                     for (k, tower) in c2.chunks_exact_mut(n).enumerate() {
                         let range = k * n..(k + 1) * n;
-                        Ntt::pointwise_mul(
+                        self.backend.pointwise_mul(
                             &self.ctx.moduli()[k],
                             &x.c1[range.clone()],
                             &y.c1[range],
                             tower,
                         )?;
-                        Ntt::inverse(&self.ctx.table(k), tower)?;
+                        self.backend.inverse(&self.ctx.table(k), tower)?;
                     }
                 }
             }
@@ -374,15 +404,20 @@ impl Engine {
                     for (i, digit) in rows.map(|r| &mut r[..n]).enumerate() {
                         if i == k {
                             let range = k * n..(k + 1) * n;
-                            Ntt::pointwise_mul(m, &x.c1[range.clone()], &y.c1[range], digit)?;
+                            self.backend.pointwise_mul(
+                                m,
+                                &x.c1[range.clone()],
+                                &y.c1[range],
+                                digit,
+                            )?;
                         } else {
-                            Ntt::lift_centered(
+                            self.backend.lift_centered(
                                 &c2[i * n..(i + 1) * n],
                                 &self.ctx.moduli()[i],
                                 m,
                                 digit,
                             )?;
-                            Ntt::forward_shoup(&self.forward[k], digit)?;
+                            self.backend.forward_shoup(&self.forward[k], digit)?;
                         }
                     }
                 }
@@ -396,7 +431,7 @@ impl Engine {
                 for (g, (x, y)) in members.iter().enumerate() {
                     let tower_digits = &digits[g * span..(g + 1) * span];
                     let at = g * len + range.start..g * len + range.end;
-                    Ntt::tensor_key_switch_block(
+                    self.backend.tensor_key_switch_block(
                         m,
                         towers,
                         row,

@@ -10,9 +10,10 @@
 //! - [`Engine`]: the batched engine: tensor, in-engine digit decomposition (centred lift,
 //!   OpenFHE's NTT convention), key-switch multiply-accumulate with the evaluation key
 //!   streamed once per coefficient block across a group of ciphertexts, on all cores (rayon),
-//!   with the kernels of `zeppelin_ring` (`Ntt` and its `RnsKernels`: AVX-512 or AVX2 when
-//!   the CPU has them, portable code otherwise); the engine keeps no arithmetic kernel of
-//!   its own.
+//!   with the kernels of `zeppelin_ring` (its `NttBackend` and `RnsKernels` on the
+//!   backend chosen once per engine, [`backend_from_env`]: AVX-512 or AVX2 when the CPU has
+//!   them, portable code otherwise, or the one `ZEPPELIN_BACKEND` names); the engine keeps no
+//!   arithmetic kernel of its own.
 //! - [`RnsContext`], [`RelinKey`], [`Ciphertext`]: validated inputs; every bad input
 //!   (modulus not an NTT-friendly prime for `n` or not below 2^30, residue `>= q`, wrong
 //!   shape, key for other moduli) is an [`EvalMultError`].
@@ -47,7 +48,9 @@ pub use context::{
     he_standard_max_log_q, openfhe_primes, Ciphertext, RelinKey, RnsContext, MAX_RING_DIM,
     MAX_TOWERS, MIN_RING_DIM,
 };
-pub use engine::{tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits};
+pub use engine::{
+    backend_from_env, tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits,
+};
 pub use error::{
     CiphertextId, Component, EvalMultError, Factor, FrameError, Input, KeyPart, ManifestError,
     PairKind, Result,

@@ -50,7 +50,7 @@ pub fn decompose(ctx: &RnsContext, c2: &[u32]) -> Result<Vec<Vec<u32>>> {
     let towers = ctx.towers();
     let mut coefficients = c2.to_vec();
     for (k, tower) in coefficients.chunks_exact_mut(n).enumerate() {
-        Portable::inverse(&ctx.table(k), tower)?;
+        Portable.inverse(&ctx.table(k), tower)?;
     }
     let mut digits = Vec::with_capacity(towers);
     for i in 0..towers {
@@ -65,7 +65,7 @@ pub fn decompose(ctx: &RnsContext, c2: &[u32]) -> Result<Vec<Vec<u32>>> {
             for (out, &v) in tower.iter_mut().zip(&coefficients[i * n..(i + 1) * n]) {
                 *out = target.reduce_i64(i64::from(source.centered(v)));
             }
-            Portable::forward(&ctx.table(k), tower)?;
+            Portable.forward(&ctx.table(k), tower)?;
         }
         digits.push(digit);
     }

@@ -4,7 +4,7 @@
 use std::io::{BufReader, BufWriter};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 
-use zeppelin_ring::{Ntt, NttBackend, RnsKernels};
+use zeppelin_ring::{NttBackend, RnsKernels};
 
 use crate::context::{Ciphertext, RelinKey, RnsContext};
 use crate::engine::{Engine, TowerMajorDigits};
@@ -131,6 +131,7 @@ impl Session {
 
 /// An RLMP frame: tensor and key switch of one tower pair with the digits it carries.
 fn relinearize_rlmp(ctx: &RnsContext, frame: &[u64], header: &PairHeader) -> Result<Vec<u64>> {
+    let backend = crate::engine::backend_from_env()?;
     let n = ctx.ring_dim();
     let data = frames::split_pair_frame(frame, header, ctx);
     let present = data.inputs.len();
@@ -149,11 +150,11 @@ fn relinearize_rlmp(ctx: &RnsContext, frame: &[u64], header: &PairHeader) -> Res
         for ct in 0..c {
             let [x0, x1, y0, y1] = &data.inputs[t][ct];
             let (mut t0, mut t1) = (vec![0u32; n], vec![0u32; n]);
-            Ntt::pointwise_mul(m, x0, y0, &mut t0)?;
-            Ntt::pointwise_mul(m, x0, y1, &mut t1)?;
-            Ntt::pointwise_mul_add(m, x1, y0, &mut t1)?;
+            backend.pointwise_mul(m, x0, y0, &mut t0)?;
+            backend.pointwise_mul(m, x0, y1, &mut t1)?;
+            backend.pointwise_mul_add(m, x1, y0, &mut t1)?;
             let (mut r0, mut r1) = (vec![0u32; n], vec![0u32; n]);
-            Ntt::key_switch_block(
+            backend.key_switch_block(
                 m,
                 d,
                 n,

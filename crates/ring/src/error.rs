@@ -15,6 +15,24 @@ pub enum RingError {
     NotNttFriendly { modulus: u32, degree: usize },
     /// A buffer has the wrong number of coefficients.
     LengthMismatch { expected: usize, found: usize },
+    /// A backend was asked for by name (`ZEPPELIN_BACKEND`, see [`crate::BACKEND_ENV`]) that
+    /// this build knows but this CPU (or this target) cannot run.
+    BackendUnavailable { backend: &'static str },
+    /// A backend name that is none of `portable`, `avx2`, `avx512`, `mve`.
+    BackendUnknown,
+}
+
+impl RingError {
+    /// `Ok` if a buffer of `found` coefficients has the `expected` length, else
+    /// [`RingError::LengthMismatch`]: the length check every kernel starts with.
+    #[inline]
+    pub const fn check_len(expected: usize, found: usize) -> Result<(), RingError> {
+        if expected == found {
+            Ok(())
+        } else {
+            Err(RingError::LengthMismatch { expected, found })
+        }
+    }
 }
 
 impl fmt::Display for RingError {
@@ -34,6 +52,13 @@ impl fmt::Display for RingError {
             Self::LengthMismatch { expected, found } => {
                 write!(f, "expected {expected} coefficients, found {found}")
             }
+            Self::BackendUnavailable { backend } => {
+                write!(f, "backend {backend} is not available on this CPU or target")
+            }
+            Self::BackendUnknown => write!(
+                f,
+                "unknown backend name (expected portable, avx2, avx512 or mve)"
+            ),
         }
     }
 }

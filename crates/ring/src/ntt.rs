@@ -26,6 +26,11 @@ pub const MAX_DEGREE: usize = 1 << 17;
 
 /// Borrowed view of an NTT table: what every backend needs, independent of where the
 /// table is stored (a `static` array in flash on a device, a `Vec` on a server).
+///
+/// Take views from [`NttTable::view`]. A view built by hand must hold `n = 2^log_n` entries
+/// in `forward` and `inverse`: the SIMD backends check it (they read the tables with
+/// unchecked vector loads) and return [`RingError::LengthMismatch`], while `Portable` (and
+/// Helium, which then falls back to it) index the tables and panic on a shorter one.
 #[derive(Clone, Copy, Debug)]
 pub struct NttView<'a> {
     /// The modulus.
@@ -52,54 +57,54 @@ impl NttView<'_> {
     /// Checks that `len` is the ring degree.
     #[inline]
     pub const fn check_len(&self, len: usize) -> Result<(), RingError> {
-        if len == self.degree() {
-            Ok(())
-        } else {
-            Err(RingError::LengthMismatch {
-                expected: self.degree(),
-                found: len,
-            })
-        }
+        RingError::check_len(self.degree(), len)
     }
 }
 
 /// An NTT implementation. Backends differ in speed, never in results: each one is tested
-/// bit for bit against [`Portable`].
-pub trait NttBackend {
-    /// A short name for reports and benchmarks.
-    const NAME: &'static str;
+/// bit for bit against [`crate::Portable`].
+///
+/// A backend is a value: [`crate::Portable`] and `Mve` (Helium) are plain unit types;
+/// the x86-64 ones (`Avx2`, `Avx512`, `Auto`) are tokens obtained from CPU feature detection,
+/// so holding one proves that the CPU runs its instructions. Detect once, keep the token, pass
+/// it (or a copy: it is `Copy`) to every call. Every backend implements every operation; where
+/// one has no faster kernel it says so in its implementation and delegates to `Portable`.
+pub trait NttBackend: Copy + Send + Sync + 'static {
+    /// A short name for reports and benchmarks (`"portable"`, `"avx2"`, `"avx512"`,
+    /// `"mve"`; the x86-64 `Auto` reports the backend it chose).
+    fn name(&self) -> &'static str;
 
     /// In place: coefficients in natural order, each `< q`, to evaluations (see the module
     /// documentation for the map), each `< q`.
-    fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError>;
+    fn forward(&self, table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError>;
 
     /// In place: evaluations, each `< q`, back to coefficients in natural order, each `< q`.
-    fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError>;
+    fn inverse(&self, table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError>;
 
     /// `out[i] = a[i]·b[i] mod q` (evaluation-domain product); all inputs `< q`.
     fn pointwise_mul(
+        &self,
         modulus: &Modulus,
         a: &[u32],
         b: &[u32],
         out: &mut [u32],
     ) -> Result<(), RingError>;
 
-    /// `a[i] = a[i]·b[i] mod q`, in place (evaluation-domain product); all inputs `< q`.
-    /// The default is the portable loop; backends with a vector kernel override it.
-    fn pointwise_mul_assign(modulus: &Modulus, a: &mut [u32], b: &[u32]) -> Result<(), RingError> {
-        check_same_len(a.len(), b.len())?;
-        for (x, &y) in a.iter_mut().zip(b) {
-            *x = modulus.mul(*x, y);
-        }
-        Ok(())
-    }
-
     /// `acc[i] = acc[i] + a[i]·b[i] mod q`; all inputs `< q`.
     fn pointwise_mul_add(
+        &self,
         modulus: &Modulus,
         a: &[u32],
         b: &[u32],
         acc: &mut [u32],
+    ) -> Result<(), RingError>;
+
+    /// `a[i] = a[i]·b[i] mod q`, in place (evaluation-domain product); all inputs `< q`.
+    fn pointwise_mul_assign(
+        &self,
+        modulus: &Modulus,
+        a: &mut [u32],
+        b: &[u32],
     ) -> Result<(), RingError>;
 }
 
@@ -107,15 +112,16 @@ pub trait NttBackend {
 /// at compile time for devices, or `Vec<u32>` (feature `alloc`) for servers.
 ///
 /// ```
-/// use zeppelin_ring::{Ntt, NttBackend, NttTable};
+/// use zeppelin_ring::{default_backend, NttBackend, NttTable};
 /// // Built at compile time, lives in flash.
 /// static TABLE: NttTable<[u32; 8]> = match NttTable::new_array(17) {
 ///     Ok(t) => t,
 ///     Err(_) => panic!("17 is NTT-friendly for n = 8"),
 /// };
 /// let mut a = [1, 2, 3, 4, 5, 6, 7, 8];
-/// Ntt::forward(&TABLE.view(), &mut a).unwrap();
-/// Ntt::inverse(&TABLE.view(), &mut a).unwrap();
+/// let ntt = default_backend(); // detected once, kept by the caller
+/// ntt.forward(&TABLE.view(), &mut a).unwrap();
+/// ntt.inverse(&TABLE.view(), &mut a).unwrap();
 /// assert_eq!(a, [1, 2, 3, 4, 5, 6, 7, 8]);
 /// ```
 #[derive(Clone, Debug)]
@@ -284,127 +290,5 @@ pub const fn bit_reverse(i: usize, bits: u32) -> usize {
         0
     } else {
         i.reverse_bits() >> (usize::BITS - bits)
-    }
-}
-
-/// The portable backend: plain Rust, Harvey-style lazy butterflies with values kept below
-/// `4q`, Montgomery twiddles, masked reductions. The reference all other backends match.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Portable;
-
-impl NttBackend for Portable {
-    const NAME: &'static str = "portable";
-
-    fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
-        table.check_len(a.len())?;
-        let m = &table.modulus;
-        let q = m.value();
-        let two_q = 2 * q;
-        let n = a.len();
-        let mut half = n;
-        let mut groups = 1;
-        while groups < n {
-            half >>= 1;
-            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
-                let w = table.forward[groups + group];
-                let (lo, hi) = block.split_at_mut(half);
-                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                    // x < 4q on entry; bring it below 2q so the sum stays below 4q.
-                    let u = crate::ct::reduce_once(*x, two_q);
-                    let v = m.mont_mul_lazy(*y, w);
-                    *x = u + v;
-                    *y = u + two_q - v;
-                }
-            }
-            groups <<= 1;
-        }
-        for x in a.iter_mut() {
-            *x = crate::ct::reduce_once(crate::ct::reduce_once(*x, two_q), q);
-        }
-        Ok(())
-    }
-
-    fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
-        table.check_len(a.len())?;
-        let m = &table.modulus;
-        let q = m.value();
-        let two_q = 2 * q;
-        let n = a.len();
-        let mut half = 1;
-        let mut groups = n >> 1;
-        while groups >= 1 {
-            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
-                let w = table.inverse[groups + group];
-                let (lo, hi) = block.split_at_mut(half);
-                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                    // Both below 2q on entry and on exit.
-                    let (u, v) = (*x, *y);
-                    *x = crate::ct::reduce_once(u + v, two_q);
-                    *y = m.mont_mul_lazy(u + two_q - v, w);
-                }
-            }
-            half <<= 1;
-            groups >>= 1;
-        }
-        for x in a.iter_mut() {
-            *x = m.mont_mul(*x, table.n_inv_mont);
-        }
-        Ok(())
-    }
-
-    fn pointwise_mul(
-        modulus: &Modulus,
-        a: &[u32],
-        b: &[u32],
-        out: &mut [u32],
-    ) -> Result<(), RingError> {
-        pointwise_with(modulus, a, b, out, |_, product| product)
-    }
-
-    fn pointwise_mul_add(
-        modulus: &Modulus,
-        a: &[u32],
-        b: &[u32],
-        acc: &mut [u32],
-    ) -> Result<(), RingError> {
-        pointwise_with(modulus, a, b, acc, |sum, product| modulus.add(sum, product))
-    }
-}
-
-/// The backend chosen for this target: the fastest one available, [`Portable`] otherwise.
-#[cfg(not(any(target_arch = "x86_64", all(target_arch = "arm", zeppelin_mve))))]
-pub type Ntt = Portable;
-/// The backend chosen for this target: AVX-512F or AVX2 when the CPU has them (detected at
-/// run time), [`Portable`] otherwise; see [`crate::X86`].
-#[cfg(target_arch = "x86_64")]
-pub type Ntt = crate::x86::X86;
-/// The backend chosen for this target: Helium (MVE), see [`crate::mve`].
-#[cfg(all(target_arch = "arm", zeppelin_mve))]
-pub type Ntt = crate::mve::Mve;
-
-/// `out[i] = combine(out[i], a[i]·b[i] mod q)` once the three lengths are checked equal: the
-/// loop the portable pointwise products share.
-#[inline(always)]
-fn pointwise_with(
-    modulus: &Modulus,
-    a: &[u32],
-    b: &[u32],
-    out: &mut [u32],
-    combine: impl Fn(u32, u32) -> u32,
-) -> Result<(), RingError> {
-    check_same_len(out.len(), a.len())?;
-    check_same_len(out.len(), b.len())?;
-    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-        *o = combine(*o, modulus.mul(x, y));
-    }
-    Ok(())
-}
-
-#[inline]
-pub(crate) fn check_same_len(expected: usize, found: usize) -> Result<(), RingError> {
-    if expected == found {
-        Ok(())
-    } else {
-        Err(RingError::LengthMismatch { expected, found })
     }
 }

@@ -1,11 +1,25 @@
 //! The NTT against independent ground truth: schoolbook negacyclic products and direct
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is a failed test"
+)]
 //! evaluation of the polynomial at the stated powers of ψ.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use zeppelin_ring::ntt::bit_reverse;
-use zeppelin_ring::{Modulus, Ntt, NttBackend, NttTable, RingError};
+use zeppelin_ring::{
+    default_backend_named, DefaultBackend, Modulus, NttBackend, NttTable, RingError,
+};
+
+/// Every backend this build and CPU can run (as this build's default backend type): the
+/// products below are checked on each.
+fn backends() -> Vec<DefaultBackend> {
+    ["portable", "avx2", "avx512", "mve"]
+        .into_iter()
+        .filter_map(|name| default_backend_named(name).ok())
+        .collect()
+}
 
 /// Every prime the presets and the OpenFHE vectors use.
 const PRIMES: [u32; 9] = [
@@ -42,16 +56,30 @@ fn random_poly(rng: &mut StdRng, n: usize, q: u32) -> Vec<u32> {
     (0..n).map(|_| rng.gen_range(0..q)).collect()
 }
 
+/// `a·b` by NTT on every backend; all must agree (the first result is returned).
 fn ntt_product(table: &NttTable<Vec<u32>>, a: &[u32], b: &[u32]) -> Vec<u32> {
     let view = table.view();
-    let (mut fa, mut fb) = (a.to_vec(), b.to_vec());
-    Ntt::forward(&view, &mut fa).unwrap();
-    Ntt::forward(&view, &mut fb).unwrap();
-    assert!(fa.iter().chain(&fb).all(|&x| x < view.modulus.value()));
-    let mut prod = vec![0; a.len()];
-    Ntt::pointwise_mul(&view.modulus, &fa, &fb, &mut prod).unwrap();
-    Ntt::inverse(&view, &mut prod).unwrap();
-    prod
+    let mut first: Option<Vec<u32>> = None;
+    for ntt in backends() {
+        let (mut fa, mut fb) = (a.to_vec(), b.to_vec());
+        ntt.forward(&view, &mut fa).unwrap();
+        ntt.forward(&view, &mut fb).unwrap();
+        assert!(fa.iter().chain(&fb).all(|&x| x < view.modulus.value()));
+        let mut prod = vec![0; a.len()];
+        ntt.pointwise_mul(&view.modulus, &fa, &fb, &mut prod)
+            .unwrap();
+        ntt.inverse(&view, &mut prod).unwrap();
+        // The in-place product gives the same.
+        ntt.pointwise_mul_assign(&view.modulus, &mut fa, &fb)
+            .unwrap();
+        ntt.inverse(&view, &mut fa).unwrap();
+        assert_eq!(fa, prod, "{}: in-place product", ntt.name());
+        match &first {
+            Some(p) => assert_eq!(&prod, p, "{} differs", ntt.name()),
+            None => first = Some(prod),
+        }
+    }
+    first.unwrap()
 }
 
 #[test]
@@ -117,7 +145,9 @@ fn evaluation_map_is_psi_to_the_odd_bit_reversed_power() {
         assert_eq!(psi, smallest.min(psi));
         let a = random_poly(&mut rng, n, q);
         let mut fa = a.clone();
-        Ntt::forward(&table.view(), &mut fa).unwrap();
+        zeppelin_ring::default_backend()
+            .forward(&table.view(), &mut fa)
+            .unwrap();
         let log_n = n.trailing_zeros();
         for j in (0..n).step_by(n / 64).chain([n - 1]) {
             let x = m.pow(psi, 2 * bit_reverse(j, log_n) as u64 + 1);
@@ -148,18 +178,20 @@ fn inverse_undoes_forward_and_rejects_bad_lengths() {
     let table = NttTable::new_vec(134_176_769, 4096).unwrap();
     let mut rng = StdRng::seed_from_u64(3);
     let a = random_poly(&mut rng, 4096, 134_176_769);
-    let mut b = a.clone();
-    Ntt::forward(&table.view(), &mut b).unwrap();
-    Ntt::inverse(&table.view(), &mut b).unwrap();
-    assert_eq!(a, b);
-    let mut short = vec![0u32; 4095];
-    assert_eq!(
-        Ntt::forward(&table.view(), &mut short),
-        Err(RingError::LengthMismatch {
-            expected: 4096,
-            found: 4095
-        })
-    );
+    for ntt in backends() {
+        let mut b = a.clone();
+        ntt.forward(&table.view(), &mut b).unwrap();
+        ntt.inverse(&table.view(), &mut b).unwrap();
+        assert_eq!(a, b);
+        let mut short = vec![0u32; 4095];
+        assert_eq!(
+            ntt.forward(&table.view(), &mut short),
+            Err(RingError::LengthMismatch {
+                expected: 4096,
+                found: 4095
+            })
+        );
+    }
     assert_eq!(
         NttTable::new_vec(65_537, 65_536).unwrap_err(),
         RingError::NotNttFriendly {

@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Device: a secret key and a seeded encryption of 4096 slots.
     let (mut sk, mut ws) = (
         Box::new(SecretKey::<P>::zeroed()),
-        Box::new(Workspace::zeroed()),
+        Box::new(Workspace::new()),
     );
     Bfv::<P>::generate_secret_key(&mut OsRng, &mut sk)?;
     let slots: Vec<u32> = (0..P::N as u32).map(|i| i * 16 % P::T).collect();

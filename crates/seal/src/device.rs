@@ -26,7 +26,7 @@
 //! let ctx = DeviceContext::<Seal4096>::new()?;
 //! let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 //! Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-//! let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::zeroed()));
+//! let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::new()));
 //! let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
 //! Bfv::<Seal4096>::encrypt_symmetric(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)?;
 //!
@@ -317,7 +317,7 @@ impl<P: SealPreset> DeviceContext<P> {
 /// let ctx = DeviceContext::<Zeppelin4096>::new()?;
 /// let mut sk = Box::new(SecretKey::<Zeppelin4096>::zeroed());
 /// Bfv::<Zeppelin4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-/// let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::zeroed()));
+/// let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::new()));
 /// let mut ct = Box::new(Ciphertext::<Zeppelin4096>::zeroed());
 /// Bfv::<Zeppelin4096>::encrypt_symmetric(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)?;
 /// assert_eq!(ct.level(), 4);
@@ -630,7 +630,7 @@ fn recognise<P: SealPreset>(ctx: &DeviceContext<P>, bytes: &[u8]) -> Result<Form
 /// let ctx = DeviceContext::<Seal4096>::new()?;
 /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 /// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-/// let (mut plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::zeroed()));
+/// let (mut plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::new()));
 /// let mut ct = Box::new(SeededCiphertext::<Seal4096>::zeroed());
 /// Bfv::<Seal4096>::encrypt_seeded(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)?;
 ///

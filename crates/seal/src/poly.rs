@@ -4,14 +4,16 @@
 //! Residues are `u64` words as SEAL stores them; the primes must be below 2^30 (the core's
 //! Montgomery bound), which every Zeppelin preset satisfies.
 
-use zeppelin_ring::{Modulus, Ntt, NttBackend, NttTable};
+use zeppelin_ring::{default_backend, DefaultBackend, Modulus, NttBackend, NttTable};
 
 use crate::error::{Result, SealError};
 
-/// NTT tables for a list of primes at one degree.
+/// NTT tables for a list of primes at one degree, and the NTT backend (detected once, at
+/// construction).
 pub struct RnsNtt {
     n: usize,
     tables: Vec<NttTable<Vec<u32>>>,
+    ntt: DefaultBackend,
 }
 
 impl RnsNtt {
@@ -22,7 +24,11 @@ impl RnsNtt {
             let q32 = u32::try_from(q).map_err(|_| SealError::PrimeTooWide { prime: q })?;
             tables.push(NttTable::new_vec(q32, n)?);
         }
-        Ok(Self { n, tables })
+        Ok(Self {
+            n,
+            tables,
+            ntt: default_backend(),
+        })
     }
 
     /// Ring degree.
@@ -54,9 +60,9 @@ impl RnsNtt {
                 *b = v as u32;
             }
             if inverse {
-                Ntt::inverse(&table.view(), &mut buf)?;
+                self.ntt.inverse(&table.view(), &mut buf)?;
             } else {
-                Ntt::forward(&table.view(), &mut buf)?;
+                self.ntt.forward(&table.view(), &mut buf)?;
             }
             for (r, &b) in residues.iter_mut().zip(buf.iter()) {
                 *r = u64::from(b);

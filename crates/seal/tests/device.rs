@@ -50,7 +50,7 @@ fn encrypt<P: Params>(level: usize) -> (Box<Ciphertext<P>>, Box<SeededCiphertext
         a: PublicSeed([2; 32]),
         e: SecretSeed::from_bytes([3; 32]),
     };
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     let mut full = Box::new(Ciphertext::<P>::zeroed());
     Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, level, &mut full, &mut ws).unwrap();
     let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
@@ -62,7 +62,7 @@ fn encrypt<P: Params>(level: usize) -> (Box<Ciphertext<P>>, Box<SeededCiphertext
 fn decrypt_any<P: SealPreset>(ctx: &DeviceContext<P>, any: &AnyCiphertext<P>) -> Box<[u32; N]> {
     let sk = secret_key::<P>();
     let mut plain = Box::new(Plaintext::<P>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     any.decrypt(ctx, &sk, &mut plain, &mut ws).unwrap();
     let mut out = Box::new([0u32; N]);
     encoder::decode(&plain, &mut out[..]).unwrap();
@@ -202,7 +202,7 @@ fn a_seal_ciphertext_over_other_primes_is_refused_not_decrypted_to_garbage() {
     // decryption of the raw rows "succeeds" (this is what the old row-based adapter led to).
     let sk = secret_key::<Seal4096>();
     let mut plain = Box::new(Plaintext::<Seal4096>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     let rows = |p: &[u64]| p.iter().map(|&v| v as u32).collect::<Vec<u32>>();
     let (c0, c1) = (rows(ct.poly(0)), rows(ct.poly(1)));
     let (c0, c1) = (CoeffRows::new(&c0), CoeffRows::new(&c1));
@@ -509,7 +509,7 @@ fn public_keys_and_secret_keys_convert_both_ways() {
     device::public_key_from_seal(&ctx, &seal_pk, &mut pk).unwrap();
     let mut plain = Box::new(Plaintext::<Seal4096>::zeroed());
     encoder::encode(&slots()[..], &mut plain).unwrap();
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     let mut ct = Box::new(Ciphertext::<Seal4096>::zeroed());
     Bfv::<Seal4096>::encrypt_public(&pk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws).unwrap();
     let any = AnyCiphertext::<Seal4096>::Seal(device::to_seal(&ctx, &ct).unwrap());

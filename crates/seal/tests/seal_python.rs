@@ -321,7 +321,7 @@ fn seal_objects_convert_to_device_objects_and_back() {
     device::secret_key_from_seal(&dctx, &sk, &mut dev_sk).unwrap();
     assert_eq!(device::secret_key(&dctx, &dev_sk).unwrap(), sk);
     let mut plain = Box::new(zeppelin::Plaintext::<Seal4096>::zeroed());
-    let mut ws = Box::new(Workspace::zeroed());
+    let mut ws = Box::new(Workspace::new());
     Bfv::<Seal4096>::decrypt(&dev_sk, &dev, &mut plain, &mut ws).unwrap();
     assert!(plain
         .coeffs()

@@ -35,7 +35,7 @@ impl<P: Params> Objects<P> {
             ct: Ciphertext::zeroed(),
             ct_pub: Ciphertext::zeroed(),
             sct: SeededCiphertext::zeroed(),
-            ws: Workspace::zeroed(),
+            ws: Workspace::with_backend(zeppelin_ring::mve::Mve),
             slots: P::Poly::ZERO,
             plain: Plaintext::zeroed(),
             out: P::Poly::ZERO,

@@ -29,7 +29,7 @@ impl<P: Params> Symmetric<P> {
     pub const fn zeroed() -> Self {
         Self {
             sk: SecretKey::zeroed(),
-            ws: Workspace::zeroed(),
+            ws: Workspace::with_backend(zeppelin_ring::mve::Mve),
             ct: SeededCiphertext::zeroed(),
             slots: P::Poly::ZERO,
             plain: Plaintext::zeroed(),
@@ -54,7 +54,7 @@ impl<P: Params> Public<P> {
         Self {
             sk: SecretKey::zeroed(),
             pk: PublicKey::zeroed(),
-            ws: Workspace::zeroed(),
+            ws: Workspace::with_backend(zeppelin_ring::mve::Mve),
             ct: Ciphertext::zeroed(),
             slots: P::Poly::ZERO,
             plain: Plaintext::zeroed(),

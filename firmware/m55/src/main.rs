@@ -58,8 +58,8 @@ fn main() -> ! {
     };
     // SAFETY: as above.
     let bufs = unsafe { &mut *core::ptr::addr_of_mut!(BUFS) };
-    ring_tests::run::<Portable>(&mut h, scratch, expect);
-    ring_tests::run::<Mve>(&mut h, scratch, expect);
+    ring_tests::run(&mut h, Portable, scratch, expect);
+    ring_tests::run(&mut h, Mve, scratch, expect);
     mve_tests::run(&mut h, bufs);
     mve_tests::ablation(bufs);
     behz_tests::run(&mut h, bufs, scratch, expect);

@@ -7,7 +7,7 @@ use crate::meter::{median_instructions, stack_bytes};
 use crate::ring_tests::{heapless_name, N, PRIMES, TABLES};
 use cortex_m_semihosting::hprintln;
 use zeppelin_ring::mve::{certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS};
-use zeppelin_ring::{NttBackend, NttTable, NttView, Portable};
+use zeppelin_ring::{ClientKernels, NttBackend, NttTable, NttView, Portable};
 
 macro_rules! table {
     ($q:expr, $n:expr) => {{
@@ -42,35 +42,63 @@ fn compare(
             };
             b[i] = *x;
         }
-        ok &= Portable::forward(view, a).is_ok() && Mve::forward(view, b).is_ok();
+        ok &= Portable.forward(view, a).is_ok() && Mve.forward(view, b).is_ok();
         ok &= first_mismatch(a, b).is_none();
         // Inverse of fresh random evaluations.
         for (i, x) in c.iter_mut().enumerate() {
             *x = if case == 1 { q - 1 } else { rng.below(q) };
             d[i] = *x;
         }
-        ok &= Portable::inverse(view, c).is_ok() && Mve::inverse(view, d).is_ok();
+        ok &= Portable.inverse(view, c).is_ok() && Mve.inverse(view, d).is_ok();
         ok &= first_mismatch(c, d).is_none();
         // Pointwise products of the two transforms, and multiply-accumulate.
-        ok &= Portable::pointwise_mul(&view.modulus, a, c, d).is_ok();
+        ok &= Portable.pointwise_mul(&view.modulus, a, c, d).is_ok();
         let (pa, pc) = (&*a, &*c);
         let mut e = [0u32; 16];
         for k in (0..n).step_by(16) {
-            ok &= Mve::pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
+            ok &= Mve.pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
             ok &= e[..] == d[k..k + 16];
         }
         // In place: b = a, then b ← b·c with Mve; must equal d = a·c (Portable, above).
         b.copy_from_slice(a);
-        ok &= Mve::pointwise_mul_assign(&view.modulus, b, c).is_ok();
+        ok &= Mve.pointwise_mul_assign(&view.modulus, b, c).is_ok();
         ok &= first_mismatch(b, d).is_none();
         // acc = d; d += a·c, both ways.
         b.copy_from_slice(d);
-        ok &= Portable::pointwise_mul_add(&view.modulus, a, c, d).is_ok();
-        ok &= Mve::pointwise_mul_add(&view.modulus, a, c, b).is_ok();
+        ok &= Portable.pointwise_mul_add(&view.modulus, a, c, d).is_ok();
+        ok &= Mve.pointwise_mul_add(&view.modulus, a, c, b).is_ok();
         ok &= first_mismatch(b, d).is_none();
         count += 1;
     }
     (count, ok)
+}
+
+/// The CDT scan of `ClientKernels`: `Mve` equals `Portable` word for word on random words
+/// against the client's table. (The BEHZ kernels of `Mve` are compared on target with the
+/// scalar twins in `behz_tests`, through `zeppelin::behz`; calling them here with other
+/// constants changes how LTO compiles the client's decryption, and with it the stack figures
+/// this image reports.) Returns (words compared, all equal).
+fn compare_cdt(rng: &mut TestRng, buf: &mut [[u32; N]; 4]) -> (usize, bool) {
+    let cdt = &zeppelin::sampler::CDT;
+    let base = cdt.len() as i32 - zeppelin::sampler::GAUSSIAN_BOUND;
+    let mut ok = true;
+    let mut words_compared = 0;
+    let [d, ..] = buf;
+    for block in d.chunks_exact_mut(16) {
+        for w in block.iter_mut() {
+            *w = rng.next_u32();
+        }
+        let words: &[u32; 16] = match (&*block).try_into() {
+            Ok(w) => w,
+            Err(_) => return (words_compared, false),
+        };
+        let (mut ours, mut theirs) = ([0i8; 16], [0i8; 16]);
+        Mve.cdt_scan(words, cdt, base, &mut ours);
+        Portable.cdt_scan(words, cdt, base, &mut theirs);
+        ok &= ours == theirs;
+        words_compared += 16;
+    }
+    (words_compared, ok)
 }
 
 pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
@@ -107,6 +135,13 @@ pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
         "INFO mve vs portable: {} random/edge input sets, each forward + inverse + products",
         total
     );
+    let (words, ok) = compare_cdt(&mut rng, buf);
+    h.check(
+        "mve = portable cdt scan (ClientKernels, the client's table)",
+        ok,
+        format_args!("a sample differs"),
+    );
+    hprintln!("INFO mve vs portable cdt scan: {} words", words);
 
     // The auditor: certificates for the presets' primes, refusal past the limit.
     for (i, table) in TABLES.iter().enumerate() {
@@ -166,16 +201,16 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
             *x = rng.below(q);
         }
         let pf = median_instructions(|| {
-            let _ = Portable::forward(&v, a);
+            let _ = Portable.forward(&v, a);
         });
         let mf = median_instructions(|| {
-            let _ = Mve::forward(&v, a);
+            let _ = Mve.forward(&v, a);
         });
         let pi = median_instructions(|| {
-            let _ = Portable::inverse(&v, a);
+            let _ = Portable.inverse(&v, a);
         });
         let mi = median_instructions(|| {
-            let _ = Mve::inverse(&v, a);
+            let _ = Mve.inverse(&v, a);
         });
         hprintln!(
             "TABLE | {} | {} | {} | {:.2}x | {} | {} | {:.2}x |",
@@ -193,16 +228,16 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
         let [a, ..] = buf;
         let s = [
             stack_bytes(|| {
-                let _ = Portable::forward(&v, a);
+                let _ = Portable.forward(&v, a);
             }),
             stack_bytes(|| {
-                let _ = Mve::forward(&v, a);
+                let _ = Mve.forward(&v, a);
             }),
             stack_bytes(|| {
-                let _ = Portable::inverse(&v, a);
+                let _ = Portable.inverse(&v, a);
             }),
             stack_bytes(|| {
-                let _ = Mve::inverse(&v, a);
+                let _ = Mve.inverse(&v, a);
             }),
         ];
         hprintln!(
@@ -232,10 +267,10 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
         *y = rng.below(q);
     }
     let pp = median_instructions(|| {
-        let _ = Portable::pointwise_mul(m, a, b, c);
+        let _ = Portable.pointwise_mul(m, a, b, c);
     });
     let mp = median_instructions(|| {
-        let _ = Mve::pointwise_mul(m, a, b, c);
+        let _ = Mve.pointwise_mul(m, a, b, c);
     });
     hprintln!(
         "TABLE | pointwise mul n=4096 q={} | portable {} | mve {} | {:.2}x |",

@@ -98,6 +98,7 @@ fn schoolbook(q: u32, a: &[u32], b: &[u32], out: &mut [u32]) {
 
 fn product_test<B: NttBackend, const M: usize>(
     h: &mut Harness,
+    ntt: B,
     name: &str,
     view: &NttView<'_>,
     rng: &mut TestRng,
@@ -113,10 +114,11 @@ fn product_test<B: NttBackend, const M: usize>(
         }
         schoolbook(q, &a, &b, &mut expect);
         let (mut fa, mut fb, mut prod) = (a, b, [0u32; M]);
-        let r = B::forward(view, &mut fa)
-            .and(B::forward(view, &mut fb))
-            .and(B::pointwise_mul(&view.modulus, &fa, &fb, &mut prod))
-            .and(B::inverse(view, &mut prod));
+        let r = ntt
+            .forward(view, &mut fa)
+            .and(ntt.forward(view, &mut fb))
+            .and(ntt.pointwise_mul(&view.modulus, &fa, &fb, &mut prod))
+            .and(ntt.inverse(view, &mut prod));
         ok &= r.is_ok() && prod == expect;
     }
     h.check(
@@ -127,34 +129,43 @@ fn product_test<B: NttBackend, const M: usize>(
 }
 
 /// NTT products against schoolbook for small n, and the n = 4096 vectors, for backend `B`.
-pub fn run<B: NttBackend>(h: &mut Harness, scratch: &mut [u32; N], expect: &mut [u32; N]) {
+pub fn run<B: NttBackend>(
+    h: &mut Harness,
+    ntt: B,
+    scratch: &mut [u32; N],
+    expect: &mut [u32; N],
+) {
     let mut rng = TestRng::new(0x006d_3535_0001);
     let small7681_64 = table!(7681, 64);
     let small7681_256 = table!(7681, 256);
     let big_64 = table!(134_176_769, 64);
     let big_16 = table!(1_061_093_377, 16);
-    let prefix = B::NAME;
+    let prefix = ntt.name();
     let mut name = heapless_name();
     product_test::<B, 64>(
         h,
+        ntt,
         name.set(prefix, " ntt schoolbook q=7681 n=64"),
         &small7681_64.view(),
         &mut rng,
     );
     product_test::<B, 256>(
         h,
+        ntt,
         name.set(prefix, " ntt schoolbook q=7681 n=256"),
         &small7681_256.view(),
         &mut rng,
     );
     product_test::<B, 64>(
         h,
+        ntt,
         name.set(prefix, " ntt schoolbook q=134176769 n=64"),
         &big_64.view(),
         &mut rng,
     );
     product_test::<B, 16>(
         h,
+        ntt,
         name.set(prefix, " ntt schoolbook q=1061093377 n=16"),
         &big_16.view(),
         &mut rng,
@@ -164,7 +175,7 @@ pub fn run<B: NttBackend>(h: &mut Harness, scratch: &mut [u32; N], expect: &mut 
         let view = table.view();
         load_words(&input[..], scratch);
         load_words(&fwd[..], expect);
-        let r = B::forward(&view, scratch);
+        let r = ntt.forward(&view, scratch);
         let miss = first_mismatch(&scratch[..], &expect[..]);
         h.check(
             name.set_q(prefix, " ntt forward = host vectors q=", PRIMES[i]),
@@ -173,7 +184,7 @@ pub fn run<B: NttBackend>(h: &mut Harness, scratch: &mut [u32; N], expect: &mut 
         );
         load_words(&fwd[..], scratch);
         load_words(&input[..], expect);
-        let r = B::inverse(&view, scratch);
+        let r = ntt.inverse(&view, scratch);
         let miss = first_mismatch(&scratch[..], &expect[..]);
         h.check(
             name.set_q(prefix, " ntt inverse = host vectors q=", PRIMES[i]),

@@ -69,7 +69,7 @@ static mut OBJECTS: Objects = Objects {
     pk: PublicKey::zeroed(),
     ct: Ciphertext::zeroed(),
     sct: SeededCiphertext::zeroed(),
-    ws: Workspace::zeroed(),
+    ws: Workspace::with_backend(zeppelin_ring::mve::Mve),
     slots: [0; N],
     plain: Plaintext::zeroed(),
     out: [0; N],

@@ -1,0 +1,87 @@
+//! The BFV device client's per-coefficient kernels: the BEHZ decryption tail (`γ = 2^31`)
+//! and the constant-time CDT scan of the Gaussian sampler, behind one trait so that the
+//! client is written once, generic over its backend, without `cfg(target_arch)` blocks.
+//!
+//! The arguments are primitive (moduli, Montgomery constants, rows): the scheme's parameter
+//! tables live in the `zeppelin` crate, which derives every constant (see its `behz` and
+//! `sampler` modules for the derivations). [`crate::Portable`] is the reference (the scalar
+//! loops); Helium has assembly kernels; the x86-64 backends delegate to `Portable` (a
+//! device-side kernel, not worth vectors on a server).
+//!
+//! All three handle secret data: masks only, no branch on data, no division, no indexed load
+//! (the binary audit of `firmware/m55` checks the copies the device runs).
+
+use crate::error::RingError;
+use crate::modulus::Modulus;
+use crate::ntt::NttBackend;
+
+/// The device client's scheme kernels; see the [module documentation](self).
+pub trait ClientKernels: NttBackend {
+    /// BFV decryption by BEHZ (γ = 2^31), steps 1–2 for one prime `q`: for every
+    /// coefficient `j`,
+    ///
+    /// ```text
+    /// y        = mont_q(x_j + c0_j mod q, scale_mont)          (= [(x_j + c0_j)·scale]_q)
+    /// acc_t_j  ← acc_t_j + mont_t(y, hat_t_mont) mod t
+    /// acc_γ_j  ← acc_γ_j + y·hat_γ mod 2^32
+    /// ```
+    ///
+    /// with `mont_p(a, b) = a·b·2^-32 mod p`, canonical. Defined (and equal across backends)
+    /// when `x_j, c0_j < q`, `acc_t_j < t`, `scale_mont < q`, `hat_t_mont < t`; outside
+    /// that, results are unspecified but memory-safe.
+    ///
+    /// Errors: rows of different lengths.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the kernel's operands, primitive so that the scheme owns its tables"
+    )]
+    fn behz_accumulate(
+        &self,
+        q: &Modulus,
+        t: &Modulus,
+        scale_mont: u32,
+        hat_t_mont: u32,
+        hat_gamma: u32,
+        x: &[u32],
+        c0: &[u32],
+        acc_t: &mut [u32],
+        acc_gamma: &mut [u32],
+    ) -> Result<(), RingError>;
+
+    /// BFV decryption by BEHZ (γ = 2^31), steps 3–5: `acc_t` (mod `t`, overwritten with the
+    /// message) and `acc_γ` become
+    ///
+    /// ```text
+    /// z_t   = mont_t(acc_t_j, neg_q_inv_t_mont)
+    /// z_γ   = acc_γ_j·neg_q_inv_gamma mod 2^31
+    /// z_γ,t = mont_t(z_γ, 2^32 mod t) − (gamma_mod_t if z_γ ≥ 2^30 else 0) mod t
+    /// m_j   = mont_t(z_t − z_γ,t mod t, gamma_inv_t_mont)
+    /// ```
+    ///
+    /// i.e. `m = (z_t − centred(z_γ))·γ^-1 mod t`. Defined (and equal across backends) when
+    /// `acc_t_j < t`, the Montgomery constants are below `t` and `gamma_mod_t < t`.
+    ///
+    /// Errors: rows of different lengths.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the kernel's operands, primitive so that the scheme owns its tables"
+    )]
+    fn behz_finish(
+        &self,
+        t: &Modulus,
+        neg_q_inv_t_mont: u32,
+        neg_q_inv_gamma: u32,
+        gamma_mod_t: u32,
+        gamma_inv_t_mont: u32,
+        acc_t: &mut [u32],
+        acc_gamma: &[u32],
+    ) -> Result<(), RingError>;
+
+    /// A constant-time cumulative-distribution-table sampler step, `L` words at a time (`L` a
+    /// positive multiple of 8, checked at compile time):
+    /// `out[j] = base − #{k : (words[j] mod 2^31) < cdt[k]}` (as `i8`, wrapping), every word
+    /// compared with every entry. With `cdt` ascending and `base = cdt.len() − B` this is the
+    /// sample `−B + #{k : r >= cdt[k]}` of a CDT over `[−B, B]`. Entries must be at most
+    /// `2^31` (larger ones give results that may differ between backends).
+    fn cdt_scan<const L: usize>(&self, words: &[u32; L], cdt: &[u32], base: i32, out: &mut [i8; L]);
+}

@@ -1,0 +1,943 @@
+//! What the AVX2 and AVX-512 backends share: a [`Lanes`] trait over their 32-bit lane
+//! vectors (8 or 16 lanes) and every kernel written once on top of it (the NTT stage loop,
+//! the pointwise products, the centred lift, the key-switch sums).
+//!
+//! A [`Lanes`] implementation is the backend's detection token itself ([`super::Avx2`],
+//! [`super::Avx512`]): holding one proves the CPU has the instructions, which is what makes
+//! its safe methods sound. Every method is `#[inline(always)]` and the kernels here are
+//! `#[inline(always)]` too; each backend instantiates them inside one
+//! `#[target_feature(enable = ...)]` function per operation, so that the whole kernel is
+//! compiled for the instruction set with no call left inside the loops.
+//!
+//! Every kernel computes exactly what its portable counterpart ([`crate::Portable`])
+//! computes, lane for lane: the same Montgomery reductions (`m = lo(x)·(−q⁻¹)`,
+//! `(x + m·q) / 2^32`), the same lazy bounds (`< 4q` in the forward transform, `< 2q` in the
+//! inverse) and the same masked final subtractions (`min(x, x − m)` on unsigned lanes, which
+//! equals [`crate::ct::reduce_once`] under the same preconditions).
+
+use crate::modulus::Modulus;
+use crate::rns::MAX_LAZY_TERMS;
+
+/// A 32-bit-lane vector instruction set, implemented by its detection token.
+///
+/// 64-bit operations (`*64`, [`Lanes::mul_even`]) see the vector as `WIDTH / 2` lanes of 64
+/// bits; a "32-bit lane pair" is one such lane.
+pub(crate) trait Lanes: Copy {
+    /// The vector of `WIDTH` `u32` lanes.
+    type V: Copy;
+    /// The result of a lane comparison.
+    type Mask: Copy;
+    /// What a small NTT stage (butterfly distance 1, 2, 4 or 8) needs: lane permutations.
+    type Small: Copy;
+    /// Lanes per vector.
+    const WIDTH: usize;
+
+    /// # Safety
+    /// `p` valid for reading `WIDTH` `u32` (unaligned).
+    unsafe fn load(self, p: *const u32) -> Self::V;
+    /// # Safety
+    /// `p` valid for writing `WIDTH` `u32` (unaligned).
+    unsafe fn store(self, p: *mut u32, v: Self::V);
+    /// `x` in every 32-bit lane.
+    fn splat(self, x: u32) -> Self::V;
+    /// `x` in every 64-bit lane.
+    fn splat64(self, x: u64) -> Self::V;
+    fn zero(self) -> Self::V;
+    fn add32(self, a: Self::V, b: Self::V) -> Self::V;
+    fn sub32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Low 32 bits of the lane products.
+    fn mullo32(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Unsigned lane minimum.
+    fn min_u32(self, a: Self::V, b: Self::V) -> Self::V;
+    fn add64(self, a: Self::V, b: Self::V) -> Self::V;
+    fn sub64(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Per 64-bit lane: the 64-bit product of the low 32 bits of `a` and `b`.
+    fn mul_even(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Per 64-bit lane: shift right by 32.
+    fn shr64(self, a: Self::V) -> Self::V;
+    /// Per 64-bit lane: shift left by 32.
+    fn shl64(self, a: Self::V) -> Self::V;
+    fn and(self, a: Self::V, b: Self::V) -> Self::V;
+    fn or(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Even 32-bit lanes from `even`, odd ones from `odd`.
+    fn blend_odd(self, even: Self::V, odd: Self::V) -> Self::V;
+    /// Unsigned `a > b` per lane.
+    fn gt_u32(self, a: Self::V, b: Self::V) -> Self::Mask;
+    /// `a − b` in the lanes of `mask`, `src` elsewhere.
+    fn select_sub(self, src: Self::V, mask: Self::Mask, a: Self::V, b: Self::V) -> Self::V;
+
+    /// The permutations of a stage with butterfly distance `h` in {1, 2, 4, 8} (at most
+    /// `WIDTH`).
+    fn small_stage(self, h: usize) -> Self::Small;
+    /// A `2·WIDTH`-coefficient chunk `[a | b]` to the butterfly inputs `x` and their partners
+    /// `y = x + h`, in the lane order [`Lanes::small_twiddles`] follows.
+    fn split(self, s: &Self::Small, a: Self::V, b: Self::V) -> (Self::V, Self::V);
+    /// The inverse of [`Lanes::split`].
+    fn merge(self, s: &Self::Small, x: Self::V, y: Self::V) -> (Self::V, Self::V);
+    /// The twiddles of the butterflies of [`Lanes::split`], for a chunk whose groups start at
+    /// `table[first_group]` (`WIDTH / h` consecutive entries).
+    ///
+    /// # Safety
+    /// `table` holds at least `first_group + WIDTH / h` entries.
+    unsafe fn small_twiddles(self, s: &Self::Small, table: &[u32], first_group: usize) -> Self::V;
+}
+
+/// The smallest butterfly distance the stage loop runs with one broadcast twiddle per group;
+/// the stages below it (`h` = 1, 2, 4, 8) go through [`Lanes::split`] / [`Lanes::merge`].
+/// 16 for both widths: at `h = 8` AVX2's split is the identity, which costs fewer
+/// instructions than the broadcast loop's one-vector groups (104k vs 106k per forward
+/// transform at n = 4096, counted with cachegrind).
+const BROADCAST_HALF: usize = 16;
+
+/// Per-modulus vector constants.
+#[derive(Clone, Copy)]
+pub(crate) struct Consts<V> {
+    q: V,
+    two_q: V,
+    q_inv_neg: V,
+}
+
+#[inline(always)]
+fn consts<L: Lanes>(l: L, m: &Modulus) -> Consts<L::V> {
+    Consts {
+        q: l.splat(m.value()),
+        two_q: l.splat(2 * m.value()),
+        q_inv_neg: l.splat(m.q_inv_neg()),
+    }
+}
+
+/// `2^64 mod q`, the constant that turns a Montgomery product back into a plain product.
+fn r2(m: &Modulus) -> u32 {
+    m.to_mont(m.to_mont(1))
+}
+
+/// `min(x, x − m)` per unsigned lane: `x − m` if `x >= m`, else `x` (for `x < 2^31 + m`).
+/// Also right for 64-bit lanes whose value is below `2^31 + m` and whose high half is zero
+/// (`m` in the low halves only): the high halves stay zero.
+#[inline(always)]
+fn reduce_once<L: Lanes>(l: L, x: L::V, m: L::V) -> L::V {
+    l.min_u32(x, l.sub32(x, m))
+}
+
+/// Montgomery product `a·b·2^-32` in `[0, 2q)` per lane, for `a·b < q·2^32`: exactly
+/// [`Modulus::mont_mul_lazy`].
+#[inline(always)]
+fn mont_mul_lazy<L: Lanes>(l: L, a: L::V, b: L::V, c: &Consts<L::V>) -> L::V {
+    let p_even = l.mul_even(a, b);
+    let p_odd = l.mul_even(l.shr64(a), l.shr64(b));
+    // m = lo(p)·(−q⁻¹) mod 2^32 sits in the low half of each 64-bit lane.
+    let m_even = l.mul_even(p_even, c.q_inv_neg);
+    let m_odd = l.mul_even(p_odd, c.q_inv_neg);
+    let t_even = l.add64(p_even, l.mul_even(m_even, c.q));
+    let t_odd = l.add64(p_odd, l.mul_even(m_odd, c.q));
+    // High halves: even lanes shifted down, odd lanes already in place.
+    l.blend_odd(l.shr64(t_even), t_odd)
+}
+
+/// [`mont_mul_lazy`] by a broadcast constant `b`, with `bq` the broadcast of
+/// `b·(−q⁻¹) mod 2^32` (see [`by_constant`]): the Montgomery quotient
+/// `lo(a·b)·(−q⁻¹) = lo(a·bq)` is one product instead of two. Same result (the quotient's low
+/// 32 bits are equal).
+#[inline(always)]
+fn mont_mul_lazy_by<L: Lanes>(l: L, a: L::V, b: L::V, bq: L::V, c: &Consts<L::V>) -> L::V {
+    let a_odd = l.shr64(a);
+    let p_even = l.mul_even(a, b);
+    let p_odd = l.mul_even(a_odd, b);
+    let m_even = l.mul_even(a, bq);
+    let m_odd = l.mul_even(a_odd, bq);
+    let t_even = l.add64(p_even, l.mul_even(m_even, c.q));
+    let t_odd = l.add64(p_odd, l.mul_even(m_odd, c.q));
+    l.blend_odd(l.shr64(t_even), t_odd)
+}
+
+/// The broadcasts `b` and `b·(−q⁻¹) mod 2^32` for [`mont_mul_lazy_by`], made opaque to the
+/// optimiser (one store and load, outside the loops): knowing them to be broadcasts, LLVM
+/// rewrites the quotient into a 64-bit product, which AVX2 and AVX-512F do not have (three
+/// multiplications per half instead of one).
+#[inline(always)]
+fn by_constant<L: Lanes>(l: L, m: &Modulus, b: u32) -> (L::V, L::V) {
+    core::hint::black_box((l.splat(b), l.splat(b.wrapping_mul(m.q_inv_neg()))))
+}
+
+/// `y·w mod q` in `[0, 2q)` per lane for `w_shoup = floor(w·2^32/q)` (the portable Shoup
+/// product); `w_shoup_odd` holds the odd lanes' companions in the low halves
+/// (`w_shoup >> 32` per 64-bit lane, or `w_shoup` itself for a broadcast).
+#[inline(always)]
+fn shoup_mul_lazy<L: Lanes>(
+    l: L,
+    y: L::V,
+    w: L::V,
+    w_shoup: L::V,
+    w_shoup_odd: L::V,
+    q: L::V,
+) -> L::V {
+    let hi_even = l.shr64(l.mul_even(y, w_shoup));
+    let hi_odd = l.mul_even(l.shr64(y), w_shoup_odd);
+    let quotient = l.blend_odd(hi_even, hi_odd);
+    l.sub32(l.mullo32(y, w), l.mullo32(quotient, q))
+}
+
+/// The twiddle operand of a butterfly: `w` (Montgomery form, or normal form with its Shoup
+/// companion `shoup`, odd lanes' companions in `shoup_odd`).
+#[derive(Clone, Copy)]
+struct Twiddles<V> {
+    w: V,
+    shoup: V,
+    shoup_odd: V,
+}
+
+/// The butterfly of [`ntt_stages`]: Gentleman–Sande (`INVERSE`, inputs and outputs `< 2q`)
+/// or Cooley–Tukey (inputs and outputs `< 4q`) with a Montgomery or (`SHOUP`) a Shoup
+/// twiddle product: those of [`crate::Portable`].
+#[inline(always)]
+fn butterfly<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
+    l: L,
+    x: L::V,
+    y: L::V,
+    tw: &Twiddles<L::V>,
+    c: &Consts<L::V>,
+) -> (L::V, L::V) {
+    if INVERSE {
+        let sum = reduce_once(l, l.add32(x, y), c.two_q);
+        let diff = l.sub32(l.add32(x, c.two_q), y);
+        return (sum, mont_mul_lazy(l, diff, tw.w, c));
+    }
+    let u = reduce_once(l, x, c.two_q);
+    let v = if SHOUP {
+        shoup_mul_lazy(l, y, tw.w, tw.shoup, tw.shoup_odd, c.q)
+    } else {
+        mont_mul_lazy(l, y, tw.w, c)
+    };
+    (l.add32(u, v), l.sub32(l.add32(u, c.two_q), v))
+}
+
+/// All stages of a forward (Cooley–Tukey, Montgomery or with `SHOUP` Shoup twiddle
+/// products, then the final reduction below `q`) or an `INVERSE` (Gentleman–Sande, without
+/// the scaling by `n^-1`) transform: one stage loop for the three, the choices made at
+/// compile time. `w` holds the table's twiddles (`w_shoup` their Shoup companions, with
+/// `SHOUP`; it is not read otherwise).
+///
+/// # Safety
+/// `a.len()` is a power of two `>= 2·WIDTH` and at most the length of `w` (and of `w_shoup`
+/// with `SHOUP`).
+#[inline(always)]
+unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
+    l: L,
+    c: &Consts<L::V>,
+    w: &[u32],
+    w_shoup: &[u32],
+    a: &mut [u32],
+) {
+    let n = a.len();
+    let ptr = a.as_mut_ptr();
+    let width = L::WIDTH;
+    let zero = l.zero();
+    for stage in 0..n.trailing_zeros() {
+        // Forward: butterfly distance n/2 down to 1; inverse: 1 up to n/2.
+        let half = if INVERSE {
+            1 << stage
+        } else {
+            n >> (stage + 1)
+        };
+        let groups = n / (2 * half);
+        if half >= BROADCAST_HALF {
+            for group in 0..groups {
+                // A broadcast: the odd lanes' companion is the same value.
+                let shoup = if SHOUP {
+                    l.splat(w_shoup[groups + group])
+                } else {
+                    zero
+                };
+                let tw = Twiddles {
+                    w: l.splat(w[groups + group]),
+                    shoup,
+                    shoup_odd: shoup,
+                };
+                let base = group * 2 * half;
+                for j in (0..half).step_by(width) {
+                    // SAFETY: base + half + j + WIDTH <= (group + 1)·2·half <= n.
+                    unsafe {
+                        let px = ptr.add(base + j);
+                        let py = ptr.add(base + half + j);
+                        let (x, y) =
+                            butterfly::<L, INVERSE, SHOUP>(l, l.load(px), l.load(py), &tw, c);
+                        l.store(px, x);
+                        l.store(py, y);
+                    }
+                }
+            }
+        } else {
+            let s = l.small_stage(half);
+            for chunk in (0..n).step_by(2 * width) {
+                let first_group = groups + chunk / (2 * half);
+                // SAFETY: chunk + 2·WIDTH <= n; the twiddles read are entries first_group ..
+                // first_group + WIDTH/half <= 2·groups = n/half <= n <= w.len().
+                unsafe {
+                    let pa = ptr.add(chunk);
+                    let pb = ptr.add(chunk + width);
+                    let shoup = if SHOUP {
+                        l.small_twiddles(&s, w_shoup, first_group)
+                    } else {
+                        zero
+                    };
+                    let tw = Twiddles {
+                        w: l.small_twiddles(&s, w, first_group),
+                        shoup,
+                        shoup_odd: l.shr64(shoup),
+                    };
+                    let (x, y) = l.split(&s, l.load(pa), l.load(pb));
+                    let (x, y) = butterfly::<L, INVERSE, SHOUP>(l, x, y, &tw, c);
+                    let (mut va, mut vb) = l.merge(&s, x, y);
+                    if !INVERSE && half == 1 {
+                        // The last forward stage: from `< 4q` to `< q` on the way out.
+                        va = reduce_once(l, reduce_once(l, va, c.two_q), c.q);
+                        vb = reduce_once(l, reduce_once(l, vb, c.two_q), c.q);
+                    }
+                    l.store(pa, va);
+                    l.store(pb, vb);
+                }
+            }
+        }
+    }
+}
+
+/// The forward transform (Montgomery, or with `SHOUP` Shoup twiddle products):
+/// [`ntt_stages`].
+///
+/// # Safety
+/// As [`ntt_stages`].
+#[inline(always)]
+pub(crate) unsafe fn forward<L: Lanes, const SHOUP: bool>(
+    l: L,
+    m: &Modulus,
+    w: &[u32],
+    w_shoup: &[u32],
+    a: &mut [u32],
+) {
+    // SAFETY: the caller's contract.
+    unsafe { ntt_stages::<L, false, SHOUP>(l, &consts(l, m), w, w_shoup, a) }
+}
+
+/// The inverse transform: [`ntt_stages`], then the scaling by `n^-1` (`n_inv_mont`, in
+/// Montgomery form).
+///
+/// # Safety
+/// As [`ntt_stages`], with `w` the inverse twiddles.
+#[inline(always)]
+pub(crate) unsafe fn inverse<L: Lanes>(
+    l: L,
+    m: &Modulus,
+    w: &[u32],
+    n_inv_mont: u32,
+    a: &mut [u32],
+) {
+    let c = consts(l, m);
+    // SAFETY: the caller's contract.
+    unsafe { ntt_stages::<L, true, false>(l, &c, w, &[], a) };
+    let (n_inv, n_inv_q) = by_constant(l, m, n_inv_mont);
+    for j in (0..a.len()).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= a.len() (a multiple of WIDTH).
+        unsafe {
+            let p = a.as_mut_ptr().add(j);
+            let x = mont_mul_lazy_by(l, l.load(p), n_inv, n_inv_q, &c);
+            l.store(p, reduce_once(l, x, c.q));
+        }
+    }
+}
+
+/// `out[j] = a[j]·b[j] mod q` (with `ACCUMULATE`, `out[j] + a[j]·b[j] mod q`) for the
+/// `j < len` of whole vectors; returns how many elements that is (`len` rounded down to a
+/// multiple of `WIDTH`). `a` may be `out` (each vector is read before it is written).
+///
+/// # Safety
+/// `a`, `b` valid for reading `len` `u32`, `out` for reading and writing as many; `b` does
+/// not overlap `out`, and `a` is either `out` or does not overlap it.
+#[inline(always)]
+pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
+    l: L,
+    m: &Modulus,
+    a: *const u32,
+    b: *const u32,
+    out: *mut u32,
+    len: usize,
+) -> usize {
+    let c = consts(l, m);
+    let (r2, r2q) = by_constant(l, m, r2(m));
+    let done = len - len % L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= len, the caller's ranges.
+        unsafe {
+            let x = l.load(a.add(j));
+            let y = l.load(b.add(j));
+            // Modulus::mul: mont_mul(mont_mul_lazy(x, y), 2^64 mod q).
+            let p = mont_mul_lazy(l, x, y, &c);
+            let mut p = reduce_once(l, mont_mul_lazy_by(l, p, r2, r2q, &c), c.q);
+            let po = out.add(j);
+            if ACCUMULATE {
+                p = reduce_once(l, l.add32(l.load(po), p), c.q);
+            }
+            l.store(po, p);
+        }
+    }
+    done
+}
+
+/// `x mod q` for `x < 2^32` per lane (Barrett with `μ = floor(2^32 / q)` in every lane).
+#[inline(always)]
+fn reduce_u32<L: Lanes>(l: L, x: L::V, q: L::V, mu: L::V) -> L::V {
+    let hi_even = l.shr64(l.mul_even(x, mu));
+    let hi_odd = l.mul_even(l.shr64(x), mu);
+    let quotient = l.blend_odd(hi_even, hi_odd);
+    // The estimate is at most one below the true quotient, so the remainder is < 2q.
+    reduce_once(l, l.sub32(x, l.mullo32(quotient, q)), q)
+}
+
+/// The centred lift of [`crate::RnsKernels::lift_centered`] on the whole vectors of `dst`;
+/// returns how many elements it handled.
+///
+/// # Safety
+/// `src.len() == dst.len()`.
+#[inline(always)]
+pub(crate) unsafe fn lift_centered<L: Lanes>(
+    l: L,
+    src: &[u32],
+    from: &Modulus,
+    to: &Modulus,
+    dst: &mut [u32],
+) -> usize {
+    let p = l.splat(from.value());
+    let half = l.splat((from.value() - 1) / 2);
+    let q = l.splat(to.value());
+    let mu = l.splat(((1u64 << 32) / u64::from(to.value())) as u32);
+    let done = dst.len() - dst.len() % L::WIDTH;
+    // When every magnitude (at most (p−1)/2) is already below q — the usual case of towers
+    // of similar size — the Barrett step is the identity and is skipped.
+    let reduce = (from.value() - 1) / 2 >= to.value();
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        unsafe {
+            let v = l.load(src.as_ptr().add(j));
+            let negative = l.gt_u32(v, half);
+            // |centred(v)|: p − v for the upper half, v otherwise.
+            let magnitude = l.select_sub(v, negative, p, v);
+            let r = if reduce {
+                reduce_u32(l, magnitude, q, mu)
+            } else {
+                magnitude
+            };
+            // Negate the upper half mod q (q − 0 = q folds back to 0).
+            let r = reduce_once(l, l.select_sub(r, negative, q, r), q);
+            l.store(dst.as_mut_ptr().add(j), r);
+        }
+    }
+    done
+}
+
+/// Reduces a 64-bit lane sum `s` to `s·2^-32 mod q` (`μ = floor(2^32/q)`): the high word is
+/// reduced mod `q` by Barrett, then one Montgomery reduction of `(hi mod q)·2^32 + lo`. The
+/// result is in the low half of each 64-bit lane, the high half zero. (`q64` holds `q` in the
+/// low halves only; the 32-bit [`reduce_once`] is right on these lanes, see there.)
+#[inline(always)]
+fn reduce_sum<L: Lanes>(l: L, s: L::V, c: &Consts<L::V>, q64: L::V, mu: L::V) -> L::V {
+    let hi = l.shr64(s);
+    let quotient = l.shr64(l.mul_even(hi, mu));
+    let r = l.sub64(hi, l.mul_even(quotient, c.q));
+    let hi = reduce_once(l, r, q64);
+    let folded = l.or(l.shl64(hi), l.and(s, l.splat64(0xffff_ffff)));
+    let m = l.mul_even(folded, c.q_inv_neg);
+    let t = l.shr64(l.add64(folded, l.mul_even(m, c.q)));
+    reduce_once(l, t, q64)
+}
+
+/// The key-switch sums of [`crate::RnsKernels::key_switch_block`] (with the tensor of
+/// [`crate::RnsKernels::tensor_key_switch_block`] when `TENSOR`) on the whole vectors of the
+/// outputs; returns how many outputs it handled. `inputs = [add_a, add_b, -, -]`, or
+/// `[x0, x1, y0, y1]` with `TENSOR`.
+///
+/// # Safety
+/// The shapes passed [`crate::rns::check_key_switch`]: `out_b` and the `inputs` used are as
+/// long as `out_a`, and `digits`, `key_a`, `key_b` hold at least `(count−1)·stride + len`
+/// elements with `stride >= len`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the kernel's operands, as in RnsKernels, plus the lanes"
+)]
+#[inline(always)]
+pub(crate) unsafe fn key_switch<L: Lanes, const TENSOR: bool>(
+    l: L,
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    [digits, key_a, key_b]: [&[u32]; 3],
+    inputs: [&[u32]; 4],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+) -> usize {
+    let [add_a, add_b, y0s, y1s] = inputs;
+    let (x0s, x1s) = (add_a, add_b);
+    let c = consts(l, m);
+    let (r2v, r2q) = by_constant(l, m, r2(m));
+    let zero = l.zero();
+    let mu = l.splat64((1u64 << 32) / u64::from(m.value()));
+    let q64 = l.splat64(u64::from(m.value()));
+    let len = out_a.len() - out_a.len() % L::WIDTH;
+    let load = |s: &[u32], at: usize| -> L::V {
+        // SAFETY: every caller passes at + WIDTH <= s.len() (see the contract: at is
+        // i·stride + j with i < count and j + WIDTH <= len).
+        unsafe { l.load(s.as_ptr().add(at)) }
+    };
+    for j in (0..len).step_by(L::WIDTH) {
+        let (mut acc_a, mut acc_b) = if TENSOR {
+            (zero, zero)
+        } else {
+            (load(add_a, j), load(add_b, j))
+        };
+        let mut first = 0;
+        let mut tensor_pending = TENSOR;
+        while first < count || tensor_pending {
+            // The tensor adds up to two products to a sum: fewer digits in that chunk.
+            let cap = if tensor_pending {
+                MAX_LAZY_TERMS - 2
+            } else {
+                MAX_LAZY_TERMS
+            };
+            let last = count.min(first + cap);
+            let (mut a_even, mut a_odd, mut b_even, mut b_odd) = (zero, zero, zero, zero);
+            if tensor_pending {
+                tensor_pending = false;
+                let (x0, x1) = (load(x0s, j), load(x1s, j));
+                // y in Montgomery form (y·2^32 mod q), like the keys.
+                let y0 = reduce_once(l, mont_mul_lazy_by(l, load(y0s, j), r2v, r2q, &c), c.q);
+                let y1 = reduce_once(l, mont_mul_lazy_by(l, load(y1s, j), r2v, r2q, &c), c.q);
+                let (x0_odd, x1_odd) = (l.shr64(x0), l.shr64(x1));
+                let (y0_odd, y1_odd) = (l.shr64(y0), l.shr64(y1));
+                b_even = l.mul_even(x0, y0);
+                b_odd = l.mul_even(x0_odd, y0_odd);
+                a_even = l.add64(l.mul_even(x0, y1), l.mul_even(x1, y0));
+                a_odd = l.add64(l.mul_even(x0_odd, y1_odd), l.mul_even(x1_odd, y0_odd));
+            }
+            for i in first..last {
+                let at = i * stride + j;
+                let (d, ka, kb) = (load(digits, at), load(key_a, at), load(key_b, at));
+                let d_odd = l.shr64(d);
+                a_even = l.add64(a_even, l.mul_even(d, ka));
+                a_odd = l.add64(a_odd, l.mul_even(d_odd, l.shr64(ka)));
+                b_even = l.add64(b_even, l.mul_even(d, kb));
+                b_odd = l.add64(b_odd, l.mul_even(d_odd, l.shr64(kb)));
+            }
+            let sum_a = l.blend_odd(
+                reduce_sum(l, a_even, &c, q64, mu),
+                l.shl64(reduce_sum(l, a_odd, &c, q64, mu)),
+            );
+            let sum_b = l.blend_odd(
+                reduce_sum(l, b_even, &c, q64, mu),
+                l.shl64(reduce_sum(l, b_odd, &c, q64, mu)),
+            );
+            acc_a = reduce_once(l, l.add32(acc_a, sum_a), c.q);
+            acc_b = reduce_once(l, l.add32(acc_b, sum_b), c.q);
+            first = last;
+        }
+        // SAFETY: j + WIDTH <= len <= both outputs' length.
+        unsafe {
+            l.store(out_a.as_mut_ptr().add(j), acc_a);
+            l.store(out_b.as_mut_ptr().add(j), acc_b);
+        }
+    }
+    len
+}
+
+/// The outputs of a key switch from `done` on, by the portable kernel (shapes already
+/// checked): what the vectors did not cover.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the kernel's operands plus where the vectors stopped"
+)]
+pub(crate) fn key_switch_tail<const TENSOR: bool>(
+    m: &Modulus,
+    count: usize,
+    stride: usize,
+    streams: [&[u32]; 3],
+    inputs: [&[u32]; 4],
+    out_a: &mut [u32],
+    out_b: &mut [u32],
+    done: usize,
+) {
+    if done < out_a.len() {
+        // Without digits (`count == 0`) the streams may be shorter than `done`; they are
+        // not read then.
+        fn rest(s: &[u32], done: usize) -> &[u32] {
+            s.get(done..).unwrap_or_default()
+        }
+        crate::portable::key_switch::<TENSOR>(
+            m,
+            count,
+            stride,
+            streams.map(|s| rest(s, done)),
+            inputs.map(|s| rest(s, done)),
+            &mut out_a[done..],
+            &mut out_b[done..],
+        );
+    }
+}
+
+/// The backend traits for a [`Lanes`] token `$T`: one `#[target_feature(enable = $feature)]`
+/// entry per kernel (so that everything below it is compiled for the instruction set), and
+/// [`crate::NttBackend`], [`crate::RnsKernels`], [`crate::ClientKernels`] on top, named
+/// `$name`. Each operation checks its shapes, runs the vector kernel on the whole vectors and
+/// hands the rest (short tails, transforms shorter than two vectors) to [`crate::Portable`],
+/// which computes the same values.
+macro_rules! simd_backend {
+    ($T:ident, $feature:literal, $name:literal) => {
+        impl $T {
+            /// # Safety
+            /// [`super::lanes::ntt_stages`]'s contract.
+            #[target_feature(enable = $feature)]
+            unsafe fn ntt_kernel<const INVERSE: bool, const SHOUP: bool>(
+                self,
+                m: &$crate::Modulus,
+                w: &[u32],
+                w_shoup: &[u32],
+                n_inv_mont: u32,
+                a: &mut [u32],
+            ) {
+                if INVERSE {
+                    // SAFETY: the caller's contract.
+                    unsafe { super::lanes::inverse(self, m, w, n_inv_mont, a) }
+                } else {
+                    // SAFETY: the caller's contract.
+                    unsafe { super::lanes::forward::<Self, SHOUP>(self, m, w, w_shoup, a) }
+                }
+            }
+
+            /// # Safety
+            /// [`super::lanes::pointwise`]'s contract.
+            #[target_feature(enable = $feature)]
+            unsafe fn pointwise_kernel<const ACCUMULATE: bool>(
+                self,
+                m: &$crate::Modulus,
+                a: *const u32,
+                b: *const u32,
+                out: *mut u32,
+                len: usize,
+            ) -> usize {
+                // SAFETY: the caller's contract.
+                unsafe { super::lanes::pointwise::<Self, ACCUMULATE>(self, m, a, b, out, len) }
+            }
+
+            /// # Safety
+            /// [`super::lanes::lift_centered`]'s contract.
+            #[target_feature(enable = $feature)]
+            unsafe fn lift_kernel(
+                self,
+                src: &[u32],
+                from: &$crate::Modulus,
+                to: &$crate::Modulus,
+                dst: &mut [u32],
+            ) -> usize {
+                // SAFETY: the caller's contract.
+                unsafe { super::lanes::lift_centered(self, src, from, to, dst) }
+            }
+
+            /// # Safety
+            /// [`super::lanes::key_switch`]'s contract.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in RnsKernels"
+            )]
+            #[target_feature(enable = $feature)]
+            unsafe fn key_switch_kernel<const TENSOR: bool>(
+                self,
+                m: &$crate::Modulus,
+                count: usize,
+                stride: usize,
+                streams: [&[u32]; 3],
+                inputs: [&[u32]; 4],
+                out_a: &mut [u32],
+                out_b: &mut [u32],
+            ) -> usize {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    super::lanes::key_switch::<Self, TENSOR>(
+                        self, m, count, stride, streams, inputs, out_a, out_b,
+                    )
+                }
+            }
+        }
+
+        impl $crate::NttBackend for $T {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn forward(
+                &self,
+                table: &$crate::NttView<'_>,
+                a: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                table.check_len(a.len())?;
+                $crate::RingError::check_len(a.len(), table.forward.len())?;
+                if a.len() < 2 * <Self as Lanes>::WIDTH {
+                    // Shorter than one chunk of two vectors: no vector kernel.
+                    return $crate::Portable.forward(table, a);
+                }
+                // SAFETY: `self` proves the instruction set; `a.len()` is the degree (a power
+                // of two, at least two vectors) and the twiddle table's length (checked).
+                unsafe {
+                    self.ntt_kernel::<false, false>(&table.modulus, table.forward, &[], 0, a)
+                };
+                Ok(())
+            }
+
+            fn inverse(
+                &self,
+                table: &$crate::NttView<'_>,
+                a: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                table.check_len(a.len())?;
+                $crate::RingError::check_len(a.len(), table.inverse.len())?;
+                if a.len() < 2 * <Self as Lanes>::WIDTH {
+                    // Shorter than one chunk of two vectors: no vector kernel.
+                    return $crate::Portable.inverse(table, a);
+                }
+                // SAFETY: as in `forward`, with the inverse twiddles.
+                unsafe {
+                    self.ntt_kernel::<true, false>(
+                        &table.modulus,
+                        table.inverse,
+                        &[],
+                        table.n_inv_mont,
+                        a,
+                    )
+                };
+                Ok(())
+            }
+
+            fn pointwise_mul(
+                &self,
+                modulus: &$crate::Modulus,
+                a: &[u32],
+                b: &[u32],
+                out: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                $crate::RingError::check_len(out.len(), a.len())?;
+                $crate::RingError::check_len(out.len(), b.len())?;
+                // SAFETY: `self` proves the instruction set; three slices of equal length
+                // (checked), `out` borrowed exclusively.
+                let done = unsafe {
+                    self.pointwise_kernel::<false>(
+                        modulus,
+                        a.as_ptr(),
+                        b.as_ptr(),
+                        out.as_mut_ptr(),
+                        out.len(),
+                    )
+                };
+                $crate::Portable.pointwise_mul(modulus, &a[done..], &b[done..], &mut out[done..])
+            }
+
+            fn pointwise_mul_add(
+                &self,
+                modulus: &$crate::Modulus,
+                a: &[u32],
+                b: &[u32],
+                acc: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                $crate::RingError::check_len(acc.len(), a.len())?;
+                $crate::RingError::check_len(acc.len(), b.len())?;
+                // SAFETY: as in `pointwise_mul`.
+                let done = unsafe {
+                    self.pointwise_kernel::<true>(
+                        modulus,
+                        a.as_ptr(),
+                        b.as_ptr(),
+                        acc.as_mut_ptr(),
+                        acc.len(),
+                    )
+                };
+                $crate::Portable.pointwise_mul_add(
+                    modulus,
+                    &a[done..],
+                    &b[done..],
+                    &mut acc[done..],
+                )
+            }
+
+            fn pointwise_mul_assign(
+                &self,
+                modulus: &$crate::Modulus,
+                a: &mut [u32],
+                b: &[u32],
+            ) -> Result<(), $crate::RingError> {
+                $crate::RingError::check_len(a.len(), b.len())?;
+                let p = a.as_mut_ptr();
+                // SAFETY: `self` proves the instruction set; `a` and `b` have equal lengths
+                // (checked) and do not overlap (`a` is borrowed exclusively); `a` is both an
+                // input and the output, which the kernel allows.
+                let done =
+                    unsafe { self.pointwise_kernel::<false>(modulus, p, b.as_ptr(), p, a.len()) };
+                $crate::Portable.pointwise_mul_assign(modulus, &mut a[done..], &b[done..])
+            }
+        }
+
+        impl $crate::RnsKernels for $T {
+            fn lift_centered(
+                &self,
+                src: &[u32],
+                from: &$crate::Modulus,
+                to: &$crate::Modulus,
+                dst: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                $crate::RingError::check_len(dst.len(), src.len())?;
+                // SAFETY: `self` proves the instruction set; equal lengths (checked).
+                let done = unsafe { self.lift_kernel(src, from, to, dst) };
+                $crate::Portable.lift_centered(&src[done..], from, to, &mut dst[done..])
+            }
+
+            fn key_switch_block(
+                &self,
+                modulus: &$crate::Modulus,
+                count: usize,
+                stride: usize,
+                digits: &[u32],
+                key_a: &[u32],
+                key_b: &[u32],
+                add_a: &[u32],
+                add_b: &[u32],
+                out_a: &mut [u32],
+                out_b: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                let streams = [digits, key_a, key_b];
+                $crate::rns::check_key_switch(
+                    count,
+                    stride,
+                    streams,
+                    &[add_a, add_b],
+                    out_a,
+                    out_b,
+                )?;
+                let inputs = [add_a, add_b, add_a, add_b];
+                // SAFETY: `self` proves the instruction set; the shapes are checked.
+                let done = unsafe {
+                    self.key_switch_kernel::<false>(
+                        modulus, count, stride, streams, inputs, out_a, out_b,
+                    )
+                };
+                super::lanes::key_switch_tail::<false>(
+                    modulus, count, stride, streams, inputs, out_a, out_b, done,
+                );
+                Ok(())
+            }
+
+            fn tensor_key_switch_block(
+                &self,
+                modulus: &$crate::Modulus,
+                count: usize,
+                stride: usize,
+                digits: &[u32],
+                key_a: &[u32],
+                key_b: &[u32],
+                x: [&[u32]; 2],
+                y: [&[u32]; 2],
+                out_a: &mut [u32],
+                out_b: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                let streams = [digits, key_a, key_b];
+                let inputs = [x[0], x[1], y[0], y[1]];
+                $crate::rns::check_key_switch(count, stride, streams, &inputs, out_a, out_b)?;
+                // SAFETY: as in `key_switch_block`.
+                let done = unsafe {
+                    self.key_switch_kernel::<true>(
+                        modulus, count, stride, streams, inputs, out_a, out_b,
+                    )
+                };
+                super::lanes::key_switch_tail::<true>(
+                    modulus, count, stride, streams, inputs, out_a, out_b, done,
+                );
+                Ok(())
+            }
+
+            #[cfg(feature = "alloc")]
+            fn forward_shoup(
+                &self,
+                table: &$crate::ShoupTable,
+                a: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                $crate::RingError::check_len(table.degree(), a.len())?;
+                if a.len() < 2 * <Self as Lanes>::WIDTH {
+                    // Shorter than one chunk of two vectors: no vector kernel.
+                    return $crate::Portable.forward_shoup(table, a);
+                }
+                // SAFETY: `self` proves the instruction set; `a.len()` is the table's degree
+                // (checked), a power of two of at least two vectors, and both twiddle arrays
+                // have that length (built so by `ShoupTable::new`).
+                unsafe {
+                    self.ntt_kernel::<false, true>(
+                        &table.modulus,
+                        &table.twiddles,
+                        &table.shoup,
+                        0,
+                        a,
+                    )
+                };
+                Ok(())
+            }
+        }
+
+        /// The device client's kernels: delegated to [`crate::Portable`] (scalar), since a
+        /// server runs them once per decryption and the client's hot loops are the NTT and the
+        /// pointwise products above.
+        impl $crate::ClientKernels for $T {
+            fn behz_accumulate(
+                &self,
+                q: &$crate::Modulus,
+                t: &$crate::Modulus,
+                scale_mont: u32,
+                hat_t_mont: u32,
+                hat_gamma: u32,
+                x: &[u32],
+                c0: &[u32],
+                acc_t: &mut [u32],
+                acc_gamma: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                // No vector kernel: the portable loop (see the impl).
+                $crate::Portable.behz_accumulate(
+                    q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+                )
+            }
+
+            fn behz_finish(
+                &self,
+                t: &$crate::Modulus,
+                neg_q_inv_t_mont: u32,
+                neg_q_inv_gamma: u32,
+                gamma_mod_t: u32,
+                gamma_inv_t_mont: u32,
+                acc_t: &mut [u32],
+                acc_gamma: &[u32],
+            ) -> Result<(), $crate::RingError> {
+                // No vector kernel: the portable loop (see the impl).
+                $crate::Portable.behz_finish(
+                    t,
+                    neg_q_inv_t_mont,
+                    neg_q_inv_gamma,
+                    gamma_mod_t,
+                    gamma_inv_t_mont,
+                    acc_t,
+                    acc_gamma,
+                )
+            }
+
+            fn cdt_scan<const L: usize>(
+                &self,
+                words: &[u32; L],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8; L],
+            ) {
+                // No vector kernel: the portable scan (see the impl).
+                $crate::Portable.cdt_scan(words, cdt, base, out)
+            }
+        }
+    };
+}
+pub(crate) use simd_backend;
