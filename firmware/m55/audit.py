@@ -68,12 +68,12 @@ SECRET_PATH = [
     # pointwise kernels above): the noise/message assembly of c0, BEHZ decryption, wiping.
     ("zeppelin::ops::finish_c0::<zeppelin::params::Seal4096>", None),
     ("zeppelin::ops::finish_c0::<zeppelin::params::Zeppelin4096>", None),
-    # BEHZ decryption tail: the Helium kernels the MVE build runs (mve/client.rs), and their scalar twins
+    # BEHZ decryption tail: the Helium kernels the MVE build runs (mve/client.rs), and the portable backend's
     # (compared with them on target; the portable build's copies).
     ("zeppelin_ring::mve::client::behz_accumulate_pass", None),
     ("zeppelin_ring::mve::client::behz_finish_pass", None),
-    ("zeppelin::behz::accumulate_scalar", None),
-    ("zeppelin::behz::finish_scalar", None),
+    ("<zeppelin_ring::portable::Portable as zeppelin_ring::client::ClientKernels>::behz_accumulate", None),
+    ("<zeppelin_ring::portable::Portable as zeppelin_ring::client::ClientKernels>::behz_finish", None),
     # The Gaussian sampler's Helium CDT scan (called from sample_gaussian on MVE builds).
     ("zeppelin_ring::mve::client::cdt_scan_pass", None),
     # Workspace<P> has the same layout for both n = 4096 presets: the compiler emits one copy,
@@ -82,7 +82,7 @@ SECRET_PATH = [
     # The secret-stream samplers (the instances on the software-AES secret stream, as the
     # client images use them) and the small-value lift; out of line in the bfv crate.
     ("zeppelin::sampler::sample_ternary::<zeppelin::prng::AesCtr128>", None),
-    ("zeppelin::sampler::sample_gaussian::<zeppelin::prng::AesCtr128>", None),
+    ("zeppelin::sampler::sample_gaussian::<zeppelin::prng::AesCtr128, zeppelin_ring::mve::Mve>", None),
     ("zeppelin::sampler::lift_small", None),
     # The secret stream's word reader: reviewed findings, pinned per copy.
     # (`SecretPrng::next_u32` is out of line and absorbs the buffered reader; the AesCtr128

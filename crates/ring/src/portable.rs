@@ -291,6 +291,9 @@ fn same_lengths(lens: [usize; 4]) -> Result<usize, RingError> {
 }
 
 impl ClientKernels for Portable {
+    // Out of line: the M55 firmware compares these with the Helium kernels and its binary
+    // audit checks them under their own symbols.
+    #[inline(never)]
     fn behz_accumulate(
         &self,
         q: &Modulus,
@@ -320,6 +323,7 @@ impl ClientKernels for Portable {
         Ok(())
     }
 
+    #[inline(never)]
     fn behz_finish(
         &self,
         t: &Modulus,

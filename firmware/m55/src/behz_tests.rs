@@ -1,5 +1,5 @@
 //! The BEHZ decryption tail on target: the Helium kernels behind `zeppelin::behz::accumulate`
-//! / `finish` equal their scalar twins word for word over thousands of random inputs (and
+//! / `finish` equal the portable backend's (the scalar definitions) word for word over thousands of random inputs (and
 //! edge inputs) for every prime and level of both presets, and the ablation (scalar twin vs
 //! MVE, same image) in instructions retired.
 
@@ -10,6 +10,8 @@ use cortex_m_semihosting::hprintln;
 use zeppelin::behz;
 use zeppelin::params::level_constants;
 use zeppelin::{Params, Seal4096, Zeppelin4096};
+use zeppelin_ring::mve::Mve;
+use zeppelin_ring::Portable;
 
 /// Rounds of random inputs per (level, prime), after two edge rounds (all zero; all at the
 /// top of their ranges).
@@ -46,7 +48,6 @@ fn compare<P: Params>(
     ag2: &mut [u32; N],
 ) -> (usize, bool) {
     let [x, c0, at, ag] = bufs;
-    let tm = &P::plain().modulus;
     let mut ok = true;
     let mut inputs = 0;
     for level in 1..=P::K {
@@ -59,16 +60,16 @@ fn compare<P: Params>(
                 fill(round, q.value(), P::T, rng, x, c0, at, ag);
                 at2.copy_from_slice(at);
                 ag2.copy_from_slice(ag);
-                behz::accumulate_scalar(q, tm, lc, i, x, c0, at, ag);
-                ok &= behz::accumulate::<P>(q, lc, i, x, c0, at2, ag2).is_ok();
+                ok &= behz::accumulate::<P, _>(&Portable, q, lc, i, x, c0, at, ag).is_ok();
+                ok &= behz::accumulate::<P, _>(&Mve, q, lc, i, x, c0, at2, ag2).is_ok();
                 ok &= first_mismatch(at, at2).is_none() && first_mismatch(ag, ag2).is_none();
                 inputs += N;
             }
             // finish on fresh inputs in range (acc_t < t, acc_γ any word).
             fill(round, 2, P::T, rng, x, c0, at, ag);
             at2.copy_from_slice(at);
-            behz::finish_scalar(tm, lc, at, ag);
-            ok &= behz::finish::<P>(lc, at2, ag).is_ok();
+            ok &= behz::finish::<P, _>(&Portable, lc, at, ag).is_ok();
+            ok &= behz::finish::<P, _>(&Mve, lc, at2, ag).is_ok();
             ok &= first_mismatch(at, at2).is_none();
             inputs += N;
         }
@@ -107,18 +108,22 @@ pub fn ablation(bufs: &mut [[u32; N]; 4]) {
         return;
     };
     let q = Zeppelin4096::ntt_tables()[0].modulus();
-    let (t, tm) = (Zeppelin4096::T, &Zeppelin4096::plain().modulus);
+    let t = Zeppelin4096::T;
     fill(2, q.value(), t, &mut rng, x, c0, at, ag);
     // Repeated accumulation keeps acc_t < t and acc_γ in range, so every run is valid.
-    let sa = median_instructions(|| behz::accumulate_scalar(q, tm, lc, 0, x, c0, at, ag));
+    let sa = median_instructions(|| {
+        let _ = behz::accumulate::<Zeppelin4096, _>(&Portable, q, lc, 0, x, c0, at, ag);
+    });
     let ma = median_instructions(|| {
-        let _ = behz::accumulate::<Zeppelin4096>(q, lc, 0, x, c0, at, ag);
+        let _ = behz::accumulate::<Zeppelin4096, _>(&Mve, q, lc, 0, x, c0, at, ag);
     });
     fill(2, 2, t, &mut rng, x, c0, at, ag);
     // finish leaves acc_t < t, so it can run again on its own output.
-    let sf = median_instructions(|| behz::finish_scalar(tm, lc, at, ag));
+    let sf = median_instructions(|| {
+        let _ = behz::finish::<Zeppelin4096, _>(&Portable, lc, at, ag);
+    });
     let mf = median_instructions(|| {
-        let _ = behz::finish::<Zeppelin4096>(lc, at, ag);
+        let _ = behz::finish::<Zeppelin4096, _>(&Mve, lc, at, ag);
     });
     hprintln!(
         "TABLE | behz accumulate n=4096 (one prime) | scalar {} | mve {} | {:.2}x |",

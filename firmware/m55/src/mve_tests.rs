@@ -56,7 +56,9 @@ fn compare(
         let (pa, pc) = (&*a, &*c);
         let mut e = [0u32; 16];
         for k in (0..n).step_by(16) {
-            ok &= Mve.pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e).is_ok();
+            ok &= Mve
+                .pointwise_mul(&view.modulus, &pa[k..k + 16], &pc[k..k + 16], &mut e)
+                .is_ok();
             ok &= e[..] == d[k..k + 16];
         }
         // In place: b = a, then b ← b·c with Mve; must equal d = a·c (Portable, above).

@@ -129,12 +129,7 @@ fn product_test<B: NttBackend, const M: usize>(
 }
 
 /// NTT products against schoolbook for small n, and the n = 4096 vectors, for backend `B`.
-pub fn run<B: NttBackend>(
-    h: &mut Harness,
-    ntt: B,
-    scratch: &mut [u32; N],
-    expect: &mut [u32; N],
-) {
+pub fn run<B: NttBackend>(h: &mut Harness, ntt: B, scratch: &mut [u32; N], expect: &mut [u32; N]) {
     let mut rng = TestRng::new(0x006d_3535_0001);
     let small7681_64 = table!(7681, 64);
     let small7681_256 = table!(7681, 256);

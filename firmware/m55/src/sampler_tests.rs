@@ -8,13 +8,14 @@ use crate::meter::median_instructions;
 use crate::ring_tests::N;
 use cortex_m_semihosting::hprintln;
 use zeppelin::sampler::{gaussian_from_word, gaussian_from_words, CDT, GAUSSIAN_BLOCK};
+use zeppelin_ring::mve::Mve;
 
 /// Random blocks compared (after the boundary blocks).
 const RANDOM_BLOCKS: usize = 4096;
 
 fn block_matches(words: &[u32; GAUSSIAN_BLOCK]) -> bool {
     let mut out = [0i8; GAUSSIAN_BLOCK];
-    gaussian_from_words(words, &mut out);
+    gaussian_from_words(&Mve, words, &mut out);
     words
         .iter()
         .zip(out.iter())
@@ -76,7 +77,7 @@ pub fn ablation(words: &mut [u32; N], out: &mut [i8; N]) {
             .iter_mut()
             .zip(words.as_chunks::<GAUSSIAN_BLOCK>().0)
         {
-            gaussian_from_words(w, o);
+            gaussian_from_words(&Mve, w, o);
         }
     });
     hprintln!(
