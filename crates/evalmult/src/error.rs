@@ -5,8 +5,6 @@ use std::path::PathBuf;
 
 use zeppelin_ring::RingError;
 
-use crate::server::RemoteError;
-
 /// What is wrong with a parameter set, a key, a ciphertext, a vector directory or a frame.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -134,7 +132,7 @@ pub enum Input {
         /// Which component.
         component: Component,
     },
-    /// The quadratic term `c2` of a tensor product ([`crate::reference::decompose`]).
+    /// The quadratic term `c2` of a tensor product (`reference::decompose`).
     C2,
     /// The digit count of one part of the relinearization key.
     RelinKey {
@@ -206,7 +204,7 @@ impl fmt::Display for Input {
 /// Which ciphertext of a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CiphertextId {
-    /// A factor of a single product ([`crate::reference`]).
+    /// A factor of a single product (`reference`).
     Single(Factor),
     /// A factor of one ciphertext pair of a batch.
     Pair {
@@ -519,7 +517,7 @@ pub enum FrameError {
         /// The pair.
         pair: usize,
     },
-    /// A length prefix above [`crate::frames::MAX_FRAME_WORDS`]: the stream cannot be
+    /// A length prefix above `frames::MAX_FRAME_WORDS`: the stream cannot be
     /// resynchronized and the server closes the connection.
     #[error("frame length {len} words exceeds {max}; closing")]
     TooLong {
@@ -590,3 +588,13 @@ pub enum FrameError {
 
 /// Result alias of this crate.
 pub type Result<T, E = EvalMultError> = core::result::Result<T, E>;
+
+/// An RLER answer from the server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("server error {code}: {message}")]
+pub struct RemoteError {
+    /// One of the RLER codes (`frames::codes`).
+    pub code: u32,
+    /// The server's message.
+    pub message: String,
+}

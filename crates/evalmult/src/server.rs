@@ -1,6 +1,7 @@
 //! The accelerator as a service: a [`Session`] state machine over the frames of
 //! [`crate::frames`], a TCP server (one thread per connection) and a matching [`Client`].
 
+pub use crate::error::RemoteError;
 use std::io::{BufReader, BufWriter};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 
@@ -286,16 +287,6 @@ pub struct Client {
     writer: BufWriter<TcpStream>,
 }
 
-/// An RLER answer from the server.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("server error {code}: {message}")]
-pub struct RemoteError {
-    /// One of [`frames::codes`].
-    pub code: u32,
-    /// The server's message.
-    pub message: String,
-}
-
 fn io_error(source: std::io::Error) -> EvalMultError {
     EvalMultError::Io {
         path: "<connection>".into(),
@@ -351,7 +342,7 @@ impl Client {
         loop {
             let frame = self.receive()?;
             if let Some((code, message)) = frames::decode_error(&frame) {
-                return Err(FrameError::Remote(RemoteError { code, message }).into());
+                return Err(FrameError::Remote(crate::error::RemoteError { code, message }).into());
             }
             match frame.first().map(|&w| frames::lo(w)) {
                 Some(frames::CMD_RLRP) if frame.len() >= 2 => {
