@@ -8,7 +8,7 @@
 //! that is not an NTT-friendly prime below `2^30` for `n`, a `t` that does not allow batching,
 //! or a modulus above what the device arithmetic supports stops the build.
 
-use zeppelin_ring::{Modulus, NttTable};
+use zeppelin_ring::{Modulus, Mont, NttTable};
 
 use crate::wide::Wide;
 
@@ -358,19 +358,19 @@ pub struct LevelConstants {
     /// `Q mod t`, for SEAL's rounding correction of `Δ·m`.
     pub q_mod_t: u32,
     /// `[floor(Q/t)]_{q_i}` in Montgomery form mod `q_i`.
-    pub delta_mont: [u32; MAX_PRIMES],
+    pub delta_mont: [Mont; MAX_PRIMES],
     /// `[γ·t·(Q/q_i)^-1]_{q_i}` in Montgomery form (BEHZ steps 1 and the first half of 2).
-    pub behz_scale_mont: [u32; MAX_PRIMES],
+    pub behz_scale_mont: [Mont; MAX_PRIMES],
     /// `|Q/q_i|_t` in Montgomery form mod `t`.
-    pub qhat_mod_t_mont: [u32; MAX_PRIMES],
+    pub qhat_mod_t_mont: [Mont; MAX_PRIMES],
     /// `|Q/q_i|_γ`.
     pub qhat_mod_gamma: [u32; MAX_PRIMES],
     /// `|−Q^-1|_t` in Montgomery form mod `t`.
-    pub neg_q_inv_mod_t_mont: u32,
+    pub neg_q_inv_mod_t_mont: Mont,
     /// `|−Q^-1|_γ`.
     pub neg_q_inv_mod_gamma: u32,
     /// `|γ^-1|_t` in Montgomery form mod `t`.
-    pub gamma_inv_mod_t_mont: u32,
+    pub gamma_inv_mod_t_mont: Mont,
     /// `γ mod t`.
     pub gamma_mod_t: u32,
     /// `[(Q/q_i)^-1]_{q_i}` in normal form (CRT reconstruction for noise measurement).
@@ -383,13 +383,13 @@ impl LevelConstants {
         level: 0,
         q_bits: 0,
         q_mod_t: 0,
-        delta_mont: [0; MAX_PRIMES],
-        behz_scale_mont: [0; MAX_PRIMES],
-        qhat_mod_t_mont: [0; MAX_PRIMES],
+        delta_mont: [Mont::ZERO; MAX_PRIMES],
+        behz_scale_mont: [Mont::ZERO; MAX_PRIMES],
+        qhat_mod_t_mont: [Mont::ZERO; MAX_PRIMES],
         qhat_mod_gamma: [0; MAX_PRIMES],
-        neg_q_inv_mod_t_mont: 0,
+        neg_q_inv_mod_t_mont: Mont::ZERO,
         neg_q_inv_mod_gamma: 0,
-        gamma_inv_mod_t_mont: 0,
+        gamma_inv_mod_t_mont: Mont::ZERO,
         gamma_mod_t: 0,
         qhat_inv: [0; MAX_PRIMES],
     };
@@ -415,9 +415,9 @@ impl LevelConstants {
             i += 1;
         }
 
-        let mut delta_mont = [0u32; MAX_PRIMES];
-        let mut behz_scale_mont = [0u32; MAX_PRIMES];
-        let mut qhat_mod_t_mont = [0u32; MAX_PRIMES];
+        let mut delta_mont = [Mont::ZERO; MAX_PRIMES];
+        let mut behz_scale_mont = [Mont::ZERO; MAX_PRIMES];
+        let mut qhat_mod_t_mont = [Mont::ZERO; MAX_PRIMES];
         let mut qhat_mod_gamma = [0u32; MAX_PRIMES];
         let mut qhat_inv = [0u32; MAX_PRIMES];
         let mut i = 0;
@@ -428,7 +428,7 @@ impl LevelConstants {
                 None => panic!("t divides a data prime"),
             };
             let delta = qi.mul(qi.neg(qi.reduce_u32(q_mod_t)), t_inv);
-            delta_mont[i] = qi.to_mont(delta);
+            delta_mont[i] = qi.mont(delta);
             // Q/q_i reduced modulo q_i, t and γ, as a product of the other primes.
             let mut hat_qi = 1u32;
             let mut hat_t = 1u32;
@@ -448,8 +448,8 @@ impl LevelConstants {
             };
             qhat_inv[i] = inv;
             let gamma_t = qi.mul(qi.reduce_u64(gamma), qi.reduce_u32(t));
-            behz_scale_mont[i] = qi.to_mont(qi.mul(gamma_t, inv));
-            qhat_mod_t_mont[i] = tm.to_mont(hat_t);
+            behz_scale_mont[i] = qi.mont(qi.mul(gamma_t, inv));
+            qhat_mod_t_mont[i] = tm.mont(hat_t);
             qhat_mod_gamma[i] = hat_gamma;
             i += 1;
         }
@@ -470,9 +470,9 @@ impl LevelConstants {
             behz_scale_mont,
             qhat_mod_t_mont,
             qhat_mod_gamma,
-            neg_q_inv_mod_t_mont: tm.to_mont(tm.neg(q_inv_t)),
+            neg_q_inv_mod_t_mont: tm.mont(tm.neg(q_inv_t)),
             neg_q_inv_mod_gamma: inverse_mod_2_32(q_mod_gamma).wrapping_neg() & GAMMA_MASK,
-            gamma_inv_mod_t_mont: tm.to_mont(gamma_inv_t),
+            gamma_inv_mod_t_mont: tm.mont(gamma_inv_t),
             gamma_mod_t,
             qhat_inv,
         }

@@ -12,7 +12,7 @@
 //! (the binary audit of `firmware/m55` checks the copies the device runs).
 
 use crate::error::RingError;
-use crate::modulus::Modulus;
+use crate::modulus::{Modulus, Mont};
 use crate::ntt::NttBackend;
 
 /// The device client's scheme kernels; see the [module documentation](self).
@@ -39,8 +39,8 @@ pub trait ClientKernels: NttBackend {
         &self,
         q: &Modulus,
         t: &Modulus,
-        scale_mont: u32,
-        hat_t_mont: u32,
+        scale_mont: Mont,
+        hat_t_mont: Mont,
         hat_gamma: u32,
         x: &[u32],
         c0: &[u32],
@@ -69,10 +69,10 @@ pub trait ClientKernels: NttBackend {
     fn behz_finish(
         &self,
         t: &Modulus,
-        neg_q_inv_t_mont: u32,
+        neg_q_inv_t_mont: Mont,
         neg_q_inv_gamma: u32,
         gamma_mod_t: u32,
-        gamma_inv_t_mont: u32,
+        gamma_inv_t_mont: Mont,
         acc_t: &mut [u32],
         acc_gamma: &[u32],
     ) -> Result<(), RingError>;

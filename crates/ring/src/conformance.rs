@@ -16,7 +16,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::{
-    ClientKernels, Modulus, NttBackend, NttTable, Portable, RingError, RnsKernels, ShoupTable,
+    ClientKernels, Modulus, Mont, NttBackend, NttTable, Portable, RingError, RnsKernels, ShoupTable,
 };
 
 /// Everything a backend implements.
@@ -375,11 +375,12 @@ fn check_behz<B: Backend>(b: B) {
             let acc_g: Vec<u32> = (0..len).map(|_| rng.gen()).collect();
             let (mut ours_t, mut ours_g) = (acc_t.clone(), acc_g.clone());
             let (mut ref_t, mut ref_g) = (acc_t.clone(), acc_g.clone());
+            let (scale_m, hat_t_m) = (Mont::from_word(scale), Mont::from_word(hat_t));
             b.behz_accumulate(
                 &qm,
                 &t,
-                scale,
-                hat_t,
+                scale_m,
+                hat_t_m,
                 hat_gamma,
                 &x,
                 &c0,
@@ -389,7 +390,7 @@ fn check_behz<B: Backend>(b: B) {
             .unwrap();
             Portable
                 .behz_accumulate(
-                    &qm, &t, scale, hat_t, hat_gamma, &x, &c0, &mut ref_t, &mut ref_g,
+                    &qm, &t, scale_m, hat_t_m, hat_gamma, &x, &c0, &mut ref_t, &mut ref_g,
                 )
                 .unwrap();
             assert_eq!(
@@ -421,10 +422,11 @@ fn check_behz<B: Backend>(b: B) {
             );
             let nqg: u32 = rng.gen::<u32>() & 0x7fff_ffff;
             let (mut ours, mut theirs) = (ref_t.clone(), ref_t.clone());
-            b.behz_finish(&t, nqt, nqg, gmt, git, &mut ours, &ref_g)
+            let (nqt_m, git_m) = (Mont::from_word(nqt), Mont::from_word(git));
+            b.behz_finish(&t, nqt_m, nqg, gmt, git_m, &mut ours, &ref_g)
                 .unwrap();
             Portable
-                .behz_finish(&t, nqt, nqg, gmt, git, &mut theirs, &ref_g)
+                .behz_finish(&t, nqt_m, nqg, gmt, git_m, &mut theirs, &ref_g)
                 .unwrap();
             assert_eq!(ours, theirs, "{} finish q={q} len={len}", b.name());
             let tv = t.value();
@@ -441,9 +443,21 @@ fn check_behz<B: Backend>(b: B) {
         }
         let mut short = vec![0u32; 8];
         assert!(b
-            .behz_accumulate(&qm, &t, 1, 1, 1, &[0; 8], &[0; 8], &mut short, &mut [0; 7])
+            .behz_accumulate(
+                &qm,
+                &t,
+                Mont::ZERO,
+                Mont::ZERO,
+                1,
+                &[0; 8],
+                &[0; 8],
+                &mut short,
+                &mut [0; 7]
+            )
             .is_err());
-        assert!(b.behz_finish(&t, 1, 1, 1, 1, &mut short, &[0; 9]).is_err());
+        assert!(b
+            .behz_finish(&t, Mont::ZERO, 1, 1, Mont::ZERO, &mut short, &[0; 9])
+            .is_err());
     }
 }
 

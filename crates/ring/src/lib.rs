@@ -55,7 +55,7 @@ mod conformance;
 
 pub use client::ClientKernels;
 pub use error::RingError;
-pub use modulus::Modulus;
+pub use modulus::{Modulus, Mont};
 pub use ntt::{NttBackend, NttTable, NttView};
 pub use portable::Portable;
 pub use rns::RnsKernels;

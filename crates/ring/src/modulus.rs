@@ -30,6 +30,31 @@ pub struct Modulus {
     barrett: u64,
 }
 
+/// A constant in Montgomery form (`x·2^32 mod m` for the modulus `m` that made it, by
+/// [`Modulus::mont`]): a distinct type, so a kernel that multiplies by a Montgomery constant
+/// cannot be handed a value in normal form.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Mont(u32);
+
+impl Mont {
+    /// The Montgomery form of 0 (for every modulus).
+    pub const ZERO: Mont = Mont(0);
+
+    /// A word already in Montgomery form (inside the crate: kernels that take raw words).
+    #[cfg(any(test, all(target_arch = "arm", zeppelin_mve)))]
+    #[inline(always)]
+    pub(crate) const fn from_word(word: u32) -> Mont {
+        Mont(word)
+    }
+
+    /// The stored word `x·2^32 mod m`.
+    #[inline(always)]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
 impl Modulus {
     /// Checks that `q` is an odd prime below 2^30 and precomputes its constants.
     pub const fn new(q: u32) -> Result<Self, RingError> {
@@ -139,11 +164,18 @@ impl Modulus {
         self.mont_mul(self.mont_mul_lazy(a, b), self.r2)
     }
 
-    /// `a·b mod q` where `b_mont` is the Montgomery form of `b` (see [`Modulus::to_mont`]):
+    /// `a·b mod q` where `b_mont` is the Montgomery form of `b` (see [`Modulus::mont`]):
     /// one Montgomery multiplication. Requires `a < 4q`.
     #[inline(always)]
-    pub const fn mul_mont_constant(&self, a: u32, b_mont: u32) -> u32 {
-        self.mont_mul(a, b_mont)
+    pub const fn mul_mont_constant(&self, a: u32, b_mont: Mont) -> u32 {
+        self.mont_mul(a, b_mont.0)
+    }
+
+    /// The Montgomery form `a·2^32 mod q` of `a`, typed so that it cannot be mistaken for a
+    /// value in normal form.
+    #[inline(always)]
+    pub const fn mont(&self, a: u32) -> Mont {
+        Mont(self.to_mont(a))
     }
 
     /// `x mod q` for any 64-bit `x`, by Barrett reduction (no division, constant time).
@@ -315,7 +347,7 @@ mod tests {
             let s = s >> 1;
             prop_assert_eq!(m.reduce_i64(s) as i128, (s as i128).rem_euclid(q as i128));
             prop_assert_eq!(m.from_mont(m.to_mont(a)), a);
-            prop_assert_eq!(m.mul_mont_constant(a, m.to_mont(b)), m.mul(a, b));
+            prop_assert_eq!(m.mul_mont_constant(a, m.mont(b)), m.mul(a, b));
             let c = m.centered(a) as i64;
             prop_assert!(c.rem_euclid(q as i64) == a as i64 && 2 * c.abs() < q as i64);
             if a != 0 {

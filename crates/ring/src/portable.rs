@@ -11,7 +11,7 @@
 use crate::client::ClientKernels;
 use crate::ct;
 use crate::error::RingError;
-use crate::modulus::Modulus;
+use crate::modulus::{Modulus, Mont};
 use crate::ntt::{NttBackend, NttView};
 use crate::rns::{check_key_switch, RnsKernels, MAX_LAZY_TERMS};
 #[cfg(feature = "alloc")]
@@ -298,8 +298,8 @@ impl ClientKernels for Portable {
         &self,
         q: &Modulus,
         t: &Modulus,
-        scale_mont: u32,
-        hat_t_mont: u32,
+        scale_mont: Mont,
+        hat_t_mont: Mont,
         hat_gamma: u32,
         x: &[u32],
         c0: &[u32],
@@ -317,7 +317,7 @@ impl ClientKernels for Portable {
             // y = [xi·scale]_q: one Montgomery product with the constant (xi < q).
             let y = q.mul_mont_constant(xi, scale_mont);
             // y·hat_t < q·t < t·2^32 for the client's primes: a valid Montgomery product.
-            *at = t.add(*at, t.mont_mul(y, hat_t_mont));
+            *at = t.add(*at, t.mont_mul(y, hat_t_mont.get()));
             *ag = ag.wrapping_add(y.wrapping_mul(hat_gamma));
         }
         Ok(())
@@ -327,23 +327,23 @@ impl ClientKernels for Portable {
     fn behz_finish(
         &self,
         t: &Modulus,
-        neg_q_inv_t_mont: u32,
+        neg_q_inv_t_mont: Mont,
         neg_q_inv_gamma: u32,
         gamma_mod_t: u32,
-        gamma_inv_t_mont: u32,
+        gamma_inv_t_mont: Mont,
         acc_t: &mut [u32],
         acc_gamma: &[u32],
     ) -> Result<(), RingError> {
         RingError::check_len(acc_t.len(), acc_gamma.len())?;
         let one_mont = t.to_mont(1);
         for (m, &g) in acc_t.iter_mut().zip(acc_gamma) {
-            let z_t = t.mont_mul(*m, neg_q_inv_t_mont);
+            let z_t = t.mont_mul(*m, neg_q_inv_t_mont.get());
             let z_gamma = g.wrapping_mul(neg_q_inv_gamma) & GAMMA_MASK;
             // Centring: z_γ − γ when bit 30 is set; reduce mod t without division
             // (z_γ·(2^32 mod t) < 2^31·t < t·2^32, so one Montgomery product gives z_γ mod t).
             let negative = ct::mask_from_msb(z_gamma << 1);
             let z_gamma_t = t.sub(t.mont_mul(z_gamma, one_mont), gamma_mod_t & negative);
-            *m = t.mont_mul(t.sub(z_t, z_gamma_t), gamma_inv_t_mont);
+            *m = t.mont_mul(t.sub(z_t, z_gamma_t), gamma_inv_t_mont.get());
         }
         Ok(())
     }

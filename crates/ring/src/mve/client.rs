@@ -6,7 +6,7 @@ use core::arch::asm;
 use super::arith::Consts;
 use crate::client::ClientKernels;
 use crate::error::RingError;
-use crate::modulus::Modulus;
+use crate::modulus::{Modulus, Mont};
 use crate::portable::Portable;
 
 // ----- BEHZ decryption tail (BFV) ---------------------------------------------------------
@@ -300,7 +300,15 @@ fn accumulate_tail(
     acc_gamma: &mut [u32],
 ) -> Result<(), RingError> {
     Portable.behz_accumulate(
-        q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+        q,
+        t,
+        Mont::from_word(scale_mont),
+        Mont::from_word(hat_t_mont),
+        hat_gamma,
+        x,
+        c0,
+        acc_t,
+        acc_gamma,
     )
 }
 
@@ -363,10 +371,10 @@ fn finish_tail(
 ) -> Result<(), RingError> {
     Portable.behz_finish(
         t,
-        neg_q_inv_t_mont,
+        Mont::from_word(neg_q_inv_t_mont),
         neg_q_inv_gamma,
         gamma_mod_t,
-        gamma_inv_t_mont,
+        Mont::from_word(gamma_inv_t_mont),
         acc_t,
         acc_gamma,
     )

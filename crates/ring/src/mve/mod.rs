@@ -81,7 +81,7 @@ pub use schedule::{
 
 use crate::client::ClientKernels;
 use crate::error::RingError;
-use crate::modulus::Modulus;
+use crate::modulus::{Modulus, Mont};
 use crate::ntt::{NttBackend, NttView};
 use crate::portable::Portable;
 use crate::rns::RnsKernels;
@@ -213,8 +213,8 @@ impl ClientKernels for Mve {
         &self,
         q: &Modulus,
         t: &Modulus,
-        scale_mont: u32,
-        hat_t_mont: u32,
+        scale_mont: Mont,
+        hat_t_mont: Mont,
         hat_gamma: u32,
         x: &[u32],
         c0: &[u32],
@@ -222,7 +222,15 @@ impl ClientKernels for Mve {
         acc_gamma: &mut [u32],
     ) -> Result<(), RingError> {
         client::behz_accumulate(
-            q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+            q,
+            t,
+            scale_mont.get(),
+            hat_t_mont.get(),
+            hat_gamma,
+            x,
+            c0,
+            acc_t,
+            acc_gamma,
         )
     }
 
@@ -230,19 +238,19 @@ impl ClientKernels for Mve {
     fn behz_finish(
         &self,
         t: &Modulus,
-        neg_q_inv_t_mont: u32,
+        neg_q_inv_t_mont: Mont,
         neg_q_inv_gamma: u32,
         gamma_mod_t: u32,
-        gamma_inv_t_mont: u32,
+        gamma_inv_t_mont: Mont,
         acc_t: &mut [u32],
         acc_gamma: &[u32],
     ) -> Result<(), RingError> {
         client::behz_finish(
             t,
-            neg_q_inv_t_mont,
+            neg_q_inv_t_mont.get(),
             neg_q_inv_gamma,
             gamma_mod_t,
-            gamma_inv_t_mont,
+            gamma_inv_t_mont.get(),
             acc_t,
             acc_gamma,
         )

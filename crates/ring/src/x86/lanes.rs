@@ -891,8 +891,8 @@ macro_rules! simd_backend {
                 &self,
                 q: &$crate::Modulus,
                 t: &$crate::Modulus,
-                scale_mont: u32,
-                hat_t_mont: u32,
+                scale_mont: $crate::Mont,
+                hat_t_mont: $crate::Mont,
                 hat_gamma: u32,
                 x: &[u32],
                 c0: &[u32],
@@ -908,10 +908,10 @@ macro_rules! simd_backend {
             fn behz_finish(
                 &self,
                 t: &$crate::Modulus,
-                neg_q_inv_t_mont: u32,
+                neg_q_inv_t_mont: $crate::Mont,
                 neg_q_inv_gamma: u32,
                 gamma_mod_t: u32,
-                gamma_inv_t_mont: u32,
+                gamma_inv_t_mont: $crate::Mont,
                 acc_t: &mut [u32],
                 acc_gamma: &[u32],
             ) -> Result<(), $crate::RingError> {

@@ -33,7 +33,7 @@ pub use avx512::Avx512;
 
 use crate::client::ClientKernels;
 use crate::error::RingError;
-use crate::modulus::Modulus;
+use crate::modulus::{Modulus, Mont};
 use crate::ntt::{NttBackend, NttView};
 use crate::portable::Portable;
 use crate::rns::RnsKernels;
@@ -232,8 +232,8 @@ impl ClientKernels for Auto {
         &self,
         q: &Modulus,
         t: &Modulus,
-        scale_mont: u32,
-        hat_t_mont: u32,
+        scale_mont: Mont,
+        hat_t_mont: Mont,
         hat_gamma: u32,
         x: &[u32],
         c0: &[u32],
@@ -248,10 +248,10 @@ impl ClientKernels for Auto {
     fn behz_finish(
         &self,
         t: &Modulus,
-        neg_q_inv_t_mont: u32,
+        neg_q_inv_t_mont: Mont,
         neg_q_inv_gamma: u32,
         gamma_mod_t: u32,
-        gamma_inv_t_mont: u32,
+        gamma_inv_t_mont: Mont,
         acc_t: &mut [u32],
         acc_gamma: &[u32],
     ) -> Result<(), RingError> {
