@@ -3,7 +3,10 @@
 //! crates/ring.
 //!
 //! `cargo bench -p zeppelin --bench bfv`
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "benchmark harness: a failed setup should abort the run"
+)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::rngs::StdRng;

@@ -2,7 +2,10 @@
 //! and prints what happened: slots, bytes, noise budget, timings.
 //!
 //! `cargo run -p zeppelin --release --example roundtrip [-- seal4096|zeppelin4096|seal8192|all]`
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "example program: failing loudly on a bad setup is the right behaviour"
+)]
 
 use std::time::Instant;
 

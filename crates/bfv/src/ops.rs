@@ -289,7 +289,10 @@ impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
     /// `prng_a(seeds.a)`: sampled straight in the evaluation domain when `c1` is `None` (the
     /// seeded form), or sampled as `a` in the coefficient domain into `c1` and transformed
     /// (the classic form).
-    #[allow(clippy::too_many_arguments)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "inlined helper: key, plaintext, seeds, level, its constants, both output rows and the workspace"
+    )]
     #[inline(always)]
     fn symmetric_c0<B: ClientKernels>(
         sk: &SecretKey<P>,

@@ -124,10 +124,12 @@ macro_rules! preset {
             pub(super) const N: usize = $n;
             pub(super) const PRIMES: &[u32] = &[$($q),+];
             pub(super) const K: usize = PRIMES.len();
-            // Building n = 8192 tables takes the const evaluator a while; it is a build step.
-            #[allow(long_running_const_eval)]
+            // `allow`, not `expect`: the lint fires only for the n = 8192 preset's tables.
+            #[allow(
+                long_running_const_eval,
+                reason = "building n = 8192 tables takes the const evaluator a while; it is a build step"
+            )]
             pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(table::<N>($q)),+];
-            #[allow(long_running_const_eval)]
             pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
             pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
             pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));
@@ -217,7 +219,10 @@ preset! {
 pub type DefaultParams = Seal4096;
 
 /// Builds an NTT table at compile time.
-#[allow(clippy::panic)] // const evaluation only: a panic here is a build error, never a run-time one
+#[expect(
+    clippy::panic,
+    reason = "const evaluation only: a panic here is a build error, never a run-time one"
+)]
 const fn table<const N: usize>(q: u32) -> NttTable<[u32; N]> {
     match NttTable::new_array(q) {
         Ok(t) => t,
@@ -225,7 +230,7 @@ const fn table<const N: usize>(q: u32) -> NttTable<[u32; N]> {
     }
 }
 
-#[allow(clippy::panic)] // const evaluation only
+#[expect(clippy::panic, reason = "const evaluation only")]
 const fn modulus(q: u32) -> Modulus {
     match Modulus::new(q) {
         Ok(m) => m,
@@ -234,7 +239,7 @@ const fn modulus(q: u32) -> Modulus {
 }
 
 /// The shape rules the device arithmetic relies on.
-#[allow(clippy::panic)] // const evaluation only
+#[expect(clippy::panic, reason = "const evaluation only")]
 const fn check_preset(n: usize, log_n: u32, primes: &[u32]) {
     if n != 1 << log_n {
         panic!("n is not 2^log_n");
@@ -329,7 +334,7 @@ pub struct PlainConstants {
 
 impl PlainConstants {
     /// The constants of `t` for ring degree `n` (compile-time only).
-    #[allow(clippy::panic)] // const evaluation only
+    #[expect(clippy::panic, reason = "const evaluation only")]
     pub const fn new(t: u32, n: usize) -> Self {
         // The BEHZ tail needs t < 2^17 (see `check_preset`); batching needs t ≡ 1 mod 2n.
         if t >= 1 << 17 || t < 3 {
@@ -397,7 +402,7 @@ impl LevelConstants {
     /// Computes the constants of level `level` over `primes` with plaintext modulus `t`
     /// (compile-time only). No multi-word division is needed: `[floor(Q/t)]_{q_i}` is
     /// `−(Q mod t)·t^-1 mod q_i`, since `q_i` divides `Q`.
-    #[allow(clippy::panic)] // const evaluation only
+    #[expect(clippy::panic, reason = "const evaluation only")]
     pub const fn new(primes: &[u32], level: usize, t: u32) -> Self {
         if level == 0 || level > primes.len() || level > MAX_PRIMES {
             panic!("level out of range");

@@ -40,7 +40,10 @@ const SIGMA: [[usize; 16]; 12] = [
     [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
 ];
 
-#[allow(clippy::many_single_char_names)]
+#[expect(
+    clippy::many_single_char_names,
+    reason = "BLAKE2b G function: names follow the specification"
+)]
 const fn mix(v: &mut [u64; 16], a: usize, b: usize, c: usize, d: usize, x: u64, y: u64) {
     v[a] = v[a].wrapping_add(v[b]).wrapping_add(x);
     v[d] = (v[d] ^ v[a]).rotate_right(32);
@@ -88,7 +91,10 @@ const fn compress(h: &mut [u64; 8], m: &[u64; 16], bytes: u64, last: bool) {
 
 /// Unkeyed BLAKE2b-256 of the little-endian bytes of `words` (`words.len() <= 32`; a
 /// `u64` word is 8 message bytes, so the blocks are whole words).
-#[allow(clippy::panic)] // const evaluation only: a panic here is a build error
+#[expect(
+    clippy::panic,
+    reason = "const evaluation only: a panic here is a build error"
+)]
 pub const fn blake2b_256_words(words: &[u64]) -> [u8; 32] {
     if words.len() > MAX_WORDS {
         panic!("too many words for a parms_id");
@@ -130,7 +136,7 @@ pub const fn blake2b_256_words(words: &[u64]) -> [u8; 32] {
 
 /// SEAL's `parms_id` of the BFV level over `primes` (in order) with degree `n` and plain
 /// modulus `t`.
-#[allow(clippy::panic)] // const evaluation only
+#[expect(clippy::panic, reason = "const evaluation only")]
 pub const fn parms_id(n: usize, primes: &[u32], t: u32) -> [u8; 32] {
     if primes.len() + 3 > MAX_WORDS {
         panic!("too many primes for a parms_id");

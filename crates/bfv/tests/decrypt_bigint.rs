@@ -4,11 +4,9 @@
 //! product (no NTT). Random `X`, fresh-like noise, worst-case noise just inside the
 //! correctness bound, and `t·X mod Q` right at the BEHZ bound `Q(1/2 − (L+1)/γ)` at level `L`;
 //! every level of every preset; more than 100,000 cases per run, zero mismatches allowed.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_range_loop
+    reason = "test helpers outside #[test] fns: a failure should panic"
 )]
 
 mod common;
@@ -80,7 +78,7 @@ fn constructed_x<P: Params>(rng: &mut StdRng, level: usize, kind: usize) -> (Big
 }
 
 /// SEAL's `floor((Q·m + floor((t+1)/2)) / t)`.
-#[allow(clippy::manual_div_ceil)] // written as SEAL states it
+#[expect(clippy::manual_div_ceil, reason = "written as SEAL states it")]
 fn scaled<P: Params>(q: &BigUint, m: u32) -> BigUint {
     (q * m + (P::T + 1) / 2) / P::T
 }

@@ -2,11 +2,9 @@
 //! output (tests/kats/seal_batch_encoder*.txt, made by gen_seal_encoder.py with seal-python
 //! 4.4.0, for n = 4096 and 8192), direct evaluation of the plaintext polynomial at the stated
 //! roots of unity mod t, and the Galois automorphisms SEAL's row/column rotations apply.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_range_loop
+    reason = "test helpers outside #[test] fns: a failure should panic"
 )]
 
 use rand::rngs::StdRng;

@@ -9,11 +9,10 @@
 //! ```text
 //! ZEPPELIN_REGENERATE_KATS=1 cargo test -p zeppelin --release --test kat
 //! ```
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     clippy::panic,
-    clippy::needless_range_loop
+    reason = "test helpers outside #[test] fns: a failure should panic"
 )]
 
 use std::fmt::Write as _;

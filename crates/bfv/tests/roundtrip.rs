@@ -1,10 +1,9 @@
 //! Encrypt → decrypt at every level, every path, both presets; the noise budget against its
 //! big-integer definition (with X from the schoolbook product); typed errors on bad input.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_range_loop
+    clippy::needless_range_loop,
+    reason = "test helpers outside #[test] fns: a failure should panic; index loops mirror the reference formulas"
 )]
 
 mod common;
@@ -325,7 +324,7 @@ fn encoding_is_seal_scaling<P: Params>() {
         Bfv::<P>::decryption_residues(&sk, level, ct.c0(), ct.c1(), &mut x, &mut ws).unwrap();
         let q = q_big::<P>(level);
         for j in 0..n {
-            #[allow(clippy::manual_div_ceil)] // SEAL's formula as written
+            #[expect(clippy::manual_div_ceil, reason = "SEAL's formula as written")]
             let scaled = (&q * coeffs[j] + (P::T + 1) / 2) / P::T;
             let mut diffs = Vec::new();
             for (i, &qi) in P::DATA_PRIMES[..level].iter().enumerate() {

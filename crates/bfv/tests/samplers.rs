@@ -2,11 +2,9 @@
 //! chi-square of the CDT Gaussian against the ideal discrete Gaussian (σ = 3.2), ternary
 //! balance, uniform bias-freeness, fixed keystream consumption, and the evaluation-domain
 //! mask `â` against direct evaluation of the expanded `c1` at the stated roots.
-#![allow(
+#![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::needless_range_loop
+    reason = "test helpers outside #[test] fns: a failure should panic"
 )]
 
 use zeppelin::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};

@@ -2,7 +2,11 @@
 //! every device operation with a positive median, the shape `scripts/bench_vs_seal.py`
 //! reads. Speed itself is never asserted (house rule: speed lives in benchmarks).
 // Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] fns: a failure should panic"
+)]
 
 use std::process::Command;
 

@@ -3,7 +3,10 @@
 //! directions), implicit rejection against the value recomputed from its definition, and
 //! every kind of bad file against the error contract (exit 1, one line on stderr).
 // Helpers in integration tests are test code too (clippy.toml only covers #[test] fns).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] fns: a failure should panic"
+)]
 
 use std::fs;
 use std::path::PathBuf;

@@ -1,6 +1,10 @@
 //! Helpers shared by the integration tests: independent ground truth (schoolbook products,
 //! big-integer CRT and rounding) and heap-allocated client state.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+#![expect(clippy::unwrap_used, reason = "test helpers: a failure should panic")]
+#![allow(
+    dead_code,
+    reason = "shared by several test crates, each using a different subset"
+)]
 
 use num_bigint::BigUint;
 use num_traits::{One, ToPrimitive, Zero};
