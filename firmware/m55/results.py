@@ -103,7 +103,7 @@ def main():
       "q = 1061093377 (4q > 2^31), which falls back to Portable and still matches.\n"
       "- Table AES-128: FIPS-197 C.1; its CTR stream equals RustCrypto `AesCtr128` for 64 seeds (incl. 128-bit "
       "counter wrap) with split fills.\n"
-      "- **bfv KATs byte for byte** against `crates/bfv/tests/kats/<preset>/` (the files the host test uses, "
+      "- **bfv KATs byte for byte** against `crates/zeppelin/tests/kats/<preset>/` (the files the host test uses, "
       "`include_bytes!`): `sk.bin`, `sk_ntt.bin`, `pk.bin`, `ct_seeded.bin`, `ct_symmetric.bin`, `ct_public.bin` "
       "for Seal4096 and Zeppelin4096, with software AES on both streams and again with the table-AES public "
       "stream; the pinned ciphertexts decrypt on target to the KAT slots.\n"

@@ -51,7 +51,7 @@ EXPECTED = {
     ),
 }
 
-# SEAL 4.1 Ciphertext layout with compr_mode none (crates/bfv/src/wire.rs): SEALHeader 16,
+# SEAL 4.1 Ciphertext layout with compr_mode none (crates/zeppelin/src/wire.rs): SEALHeader 16,
 # parms_id 32, is_ntt_form 1, size / poly_modulus_degree / coeff_modulus_size 8 each, scale 8,
 # correction_factor 8 (73 bytes of fields after the header), the DynArray's SEALHeader 16 and
 # count 8; then the residues, 8 bytes each. The seeded form carries c0 only and a

@@ -1,5 +1,5 @@
 //! The bfv crate's known-answer tests on target: the same fixed seeds (`zeppelin::kat`) and
-//! the same files the host test compares with (`crates/bfv/tests/kats/<preset>/`, included
+//! the same files the host test compares with (`crates/zeppelin/tests/kats/<preset>/`, included
 //! here byte for byte), checked byte for byte. Run with the default keystreams (software
 //! AES-CTR on both streams), and again with the table-AES public stream, which must give the
 //! same bytes.
@@ -19,41 +19,41 @@ macro_rules! kat_file {
     };
 }
 
-kat_file!(SEAL_SK, "../../../crates/bfv/tests/kats/seal4096/sk.bin");
+kat_file!(SEAL_SK, "../../../crates/zeppelin/tests/kats/seal4096/sk.bin");
 kat_file!(
     SEAL_SK_NTT,
-    "../../../crates/bfv/tests/kats/seal4096/sk_ntt.bin"
+    "../../../crates/zeppelin/tests/kats/seal4096/sk_ntt.bin"
 );
-kat_file!(SEAL_PK, "../../../crates/bfv/tests/kats/seal4096/pk.bin");
+kat_file!(SEAL_PK, "../../../crates/zeppelin/tests/kats/seal4096/pk.bin");
 kat_file!(
     SEAL_CT_SEEDED,
-    "../../../crates/bfv/tests/kats/seal4096/ct_seeded.bin"
+    "../../../crates/zeppelin/tests/kats/seal4096/ct_seeded.bin"
 );
 kat_file!(
     SEAL_CT_SYMMETRIC,
-    "../../../crates/bfv/tests/kats/seal4096/ct_symmetric.bin"
+    "../../../crates/zeppelin/tests/kats/seal4096/ct_symmetric.bin"
 );
 kat_file!(
     SEAL_CT_PUBLIC,
-    "../../../crates/bfv/tests/kats/seal4096/ct_public.bin"
+    "../../../crates/zeppelin/tests/kats/seal4096/ct_public.bin"
 );
-kat_file!(ZEP_SK, "../../../crates/bfv/tests/kats/zeppelin4096/sk.bin");
+kat_file!(ZEP_SK, "../../../crates/zeppelin/tests/kats/zeppelin4096/sk.bin");
 kat_file!(
     ZEP_SK_NTT,
-    "../../../crates/bfv/tests/kats/zeppelin4096/sk_ntt.bin"
+    "../../../crates/zeppelin/tests/kats/zeppelin4096/sk_ntt.bin"
 );
-kat_file!(ZEP_PK, "../../../crates/bfv/tests/kats/zeppelin4096/pk.bin");
+kat_file!(ZEP_PK, "../../../crates/zeppelin/tests/kats/zeppelin4096/pk.bin");
 kat_file!(
     ZEP_CT_SEEDED,
-    "../../../crates/bfv/tests/kats/zeppelin4096/ct_seeded.bin"
+    "../../../crates/zeppelin/tests/kats/zeppelin4096/ct_seeded.bin"
 );
 kat_file!(
     ZEP_CT_SYMMETRIC,
-    "../../../crates/bfv/tests/kats/zeppelin4096/ct_symmetric.bin"
+    "../../../crates/zeppelin/tests/kats/zeppelin4096/ct_symmetric.bin"
 );
 kat_file!(
     ZEP_CT_PUBLIC,
-    "../../../crates/bfv/tests/kats/zeppelin4096/ct_public.bin"
+    "../../../crates/zeppelin/tests/kats/zeppelin4096/ct_public.bin"
 );
 
 /// The six KAT files of one preset.

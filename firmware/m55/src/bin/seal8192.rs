@@ -2,7 +2,7 @@
 //! objects (about 1.6 MB) do not fit the 2 MiB SRAM beside the main image's two 4096
 //! presets, and its six KAT files (1.8 MB) fill `.bulk` alone.
 //!
-//! - KATs: the bfv crate's files `crates/bfv/tests/kats/seal8192/` reproduced word for word
+//! - KATs: the bfv crate's files `crates/zeppelin/tests/kats/seal8192/` reproduced word for word
 //!   (secret key, its NTT form, public key, seeded, symmetric and public-key ciphertexts),
 //!   and the pinned ciphertexts decrypt to the KAT slots.
 //! - Measurements: instructions retired (QEMU `-icount shift=0`, median of 11 runs, software
@@ -35,11 +35,11 @@ macro_rules! kat_file {
     ($name:ident, $file:literal) => {
         #[link_section = ".bulk"]
         static $name: [u8; include_bytes!(concat!(
-            "../../../../crates/bfv/tests/kats/seal8192/",
+            "../../../../crates/zeppelin/tests/kats/seal8192/",
             $file
         ))
         .len()] = *include_bytes!(concat!(
-            "../../../../crates/bfv/tests/kats/seal8192/",
+            "../../../../crates/zeppelin/tests/kats/seal8192/",
             $file
         ));
     };

@@ -1,8 +1,8 @@
 """Regenerate the SEAL batch-encoder files with Microsoft SEAL (seal-python 4.4.0).
 
 Usage, from the repository root:
-    .venv/bin/python crates/bfv/tests/kats/gen_seal_encoder.py 4096 > crates/bfv/tests/kats/seal_batch_encoder.txt
-    .venv/bin/python crates/bfv/tests/kats/gen_seal_encoder.py 8192 > crates/bfv/tests/kats/seal_batch_encoder_8192.txt
+    .venv/bin/python crates/zeppelin/tests/kats/gen_seal_encoder.py 4096 > crates/zeppelin/tests/kats/seal_batch_encoder.txt
+    .venv/bin/python crates/zeppelin/tests/kats/gen_seal_encoder.py 8192 > crates/zeppelin/tests/kats/seal_batch_encoder_8192.txt
 
 Each case is two lines: the n slot values (SEAL's 2 x n/2 matrix, row-major) and the
 n coefficients of the plaintext polynomial SEAL's BatchEncoder makes of them.
