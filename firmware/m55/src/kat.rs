@@ -19,12 +19,18 @@ macro_rules! kat_file {
     };
 }
 
-kat_file!(SEAL_SK, "../../../crates/zeppelin/tests/kats/seal4096/sk.bin");
+kat_file!(
+    SEAL_SK,
+    "../../../crates/zeppelin/tests/kats/seal4096/sk.bin"
+);
 kat_file!(
     SEAL_SK_NTT,
     "../../../crates/zeppelin/tests/kats/seal4096/sk_ntt.bin"
 );
-kat_file!(SEAL_PK, "../../../crates/zeppelin/tests/kats/seal4096/pk.bin");
+kat_file!(
+    SEAL_PK,
+    "../../../crates/zeppelin/tests/kats/seal4096/pk.bin"
+);
 kat_file!(
     SEAL_CT_SEEDED,
     "../../../crates/zeppelin/tests/kats/seal4096/ct_seeded.bin"
@@ -37,12 +43,18 @@ kat_file!(
     SEAL_CT_PUBLIC,
     "../../../crates/zeppelin/tests/kats/seal4096/ct_public.bin"
 );
-kat_file!(ZEP_SK, "../../../crates/zeppelin/tests/kats/zeppelin4096/sk.bin");
+kat_file!(
+    ZEP_SK,
+    "../../../crates/zeppelin/tests/kats/zeppelin4096/sk.bin"
+);
 kat_file!(
     ZEP_SK_NTT,
     "../../../crates/zeppelin/tests/kats/zeppelin4096/sk_ntt.bin"
 );
-kat_file!(ZEP_PK, "../../../crates/zeppelin/tests/kats/zeppelin4096/pk.bin");
+kat_file!(
+    ZEP_PK,
+    "../../../crates/zeppelin/tests/kats/zeppelin4096/pk.bin"
+);
 kat_file!(
     ZEP_CT_SEEDED,
     "../../../crates/zeppelin/tests/kats/zeppelin4096/ct_seeded.bin"
