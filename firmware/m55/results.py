@@ -172,6 +172,14 @@ def main():
               "SEAL-Embedded's 38.0 M A7 cycles, 6.7× below its 47.2 M M4 cycles); here encode + public-key "
               f"encrypt is {num(enc['encode'][3])} + {num(enc['public-key encrypt'][3])} = {num(pk_total)} "
               "instructions with the keystream excluded.\n")
+    if "Seal8192" in presets:
+        w("## BFV client, Seal8192 (n = 8192, seven primes; its own image, `src/bin/seal8192.rs`)\n")
+        w("Software AES-CTR on both streams; the image's KATs reproduce `crates/zeppelin/tests/kats/seal8192/` "
+          "word for word on target.\n")
+        w("| operation | instructions | stack bytes |\n|---|---:|---:|")
+        for r in presets["Seal8192"]:
+            w(f"| {r[0]} | {num(r[1])} | {num(r[2])} |")
+        w("")
     w(f"Keystream alone (4,096 bytes in 32-byte fills, as the bfv buffer asks for them): software AES-CTR "
       f"(RustCrypto `aes` fixslice + `ctr`, constant time) {num(ks.group(1))} instructions = {ks.group(2)} per "
       f"byte; table AES-CTR (`src/table_aes.rs`, public stream only) {num(ks.group(3))} = {ks.group(4)} per byte. "
