@@ -18,7 +18,7 @@ use zeppelin::{
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 
 use crate::error::{CliError, CliResult, Operation};
-use crate::preset::{degree, plain_modulus, zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
+use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
 /// Arguments of `zeppelin bench`.
 #[derive(Args)]
@@ -53,7 +53,7 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
     impl PresetFn for Bench {
         type Output = CliResult<([f64; OPERATIONS.len()], usize, u32)>;
         fn call<P: SealPreset>(self) -> Self::Output {
-            Ok((bench::<P>(self.0)?, degree::<P>(), plain_modulus::<P>()))
+            Ok((bench::<P>(self.0)?, P::N, P::T))
         }
     }
     let (medians, n, t) = a.preset.run(Bench(a.runs as usize))?;
@@ -100,7 +100,7 @@ fn median_us(runs: usize, mut op: impl FnMut() -> CliResult<()>) -> CliResult<f6
 fn bench<P: SealPreset>(runs: usize) -> CliResult<[f64; OPERATIONS.len()]> {
     let mut slots = zero_slots::<P>();
     for s in slots.iter_mut() {
-        *s = OsRng.next_u32() % plain_modulus::<P>();
+        *s = OsRng.next_u32() % P::T;
     }
     let mut sk = Box::new(SecretKey::<P>::zeroed());
     let mut pk = Box::new(PublicKey::<P>::zeroed());

@@ -16,7 +16,7 @@ use crate::encrypt::{encrypt_bytes, Mode};
 use crate::error::{CliError, CliResult, IoAction, Operation};
 use crate::keydir::{write, KeyDir};
 use crate::keygen::keygen;
-use crate::preset::{degree, plain_modulus, zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
+use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
 /// Arguments of `zeppelin demo`.
 #[derive(Args)]
@@ -65,11 +65,11 @@ pub fn run(a: &DemoArgs) -> CliResult<()> {
 }
 
 fn demo_in<P: SealPreset>(dir: &Path) -> CliResult<()> {
-    let n = degree::<P>();
+    let n = P::N;
     println!(
         "Zeppelin demo: preset {}, n = {n}, t = {}, data primes {:?}",
         P::NAME,
-        plain_modulus::<P>(),
+        P::T,
         P::DATA_PRIMES
     );
     println!(

@@ -17,16 +17,6 @@ pub fn zero_slots<P: Params>() -> Slots {
     vec![0; P::N]
 }
 
-/// The ring degree of preset `P`.
-pub fn degree<P: Params>() -> usize {
-    P::N
-}
-
-/// The plaintext modulus of preset `P`.
-pub fn plain_modulus<P: Params>() -> u32 {
-    P::T
-}
-
 /// Something to run with a preset's type: [`PresetId::run`] calls `call::<P>()`.
 pub trait PresetFn {
     /// What the call returns.
@@ -93,8 +83,8 @@ impl PresetId {
                 };
                 format!(
                     "n = {}, t = {}, data primes {}{special}",
-                    degree::<P>(),
-                    plain_modulus::<P>(),
+                    P::N,
+                    P::T,
                     primes.join(", ")
                 )
             }

@@ -7,7 +7,7 @@ use std::path::Path;
 use zeppelin::Params;
 
 use crate::error::{CliError, CliResult, IoAction};
-use crate::preset::{degree, plain_modulus, zero_slots, Slots};
+use crate::preset::{zero_slots, Slots};
 
 /// Up to `n` integers below `t`, one per line (blank lines ignored); missing slots are 0.
 pub fn parse_values<P: Params>(path: &Path) -> CliResult<Slots> {
@@ -16,7 +16,7 @@ pub fn parse_values<P: Params>(path: &Path) -> CliResult<Slots> {
         path: path.to_path_buf(),
         source,
     })?;
-    let (n, t) = (degree::<P>(), plain_modulus::<P>());
+    let (n, t) = (P::N, P::T);
     let mut slots = zero_slots::<P>();
     let mut filled = slots.iter_mut();
     for (i, line) in text.lines().enumerate() {

@@ -57,16 +57,6 @@ use crate::parms_id::ParmsId;
 use crate::poly::RnsNtt;
 use crate::wire::{ComprMode, SealHeader, HEADER_SIZE};
 
-/// The ring degree of preset `P`.
-fn degree<P: Params>() -> usize {
-    P::N
-}
-
-/// The plaintext modulus of preset `P`.
-fn plain_modulus<P: Params>() -> u64 {
-    u64::from(P::T)
-}
-
 /// A device preset and the SEAL parameters its ciphertexts travel under.
 pub trait SealPreset: Params {
     /// The SEAL-compatible preset whose data primes, followed by its special prime, are SEAL's
@@ -105,7 +95,7 @@ impl EncryptionParameters {
             .map(|&q| u64::from(q))
             .collect();
         primes.extend(<P::Seal as Params>::SPECIAL_PRIME.map(u64::from));
-        EncryptionParameters::bfv(degree::<P>() as u64, primes, plain_modulus::<P>())
+        EncryptionParameters::bfv(P::N as u64, primes, u64::from(P::T))
     }
 }
 
@@ -195,9 +185,7 @@ impl<P: SealPreset> DeviceContext<P> {
                 },
             ));
         }
-        if parms.poly_modulus_degree != want.poly_modulus_degree
-            || degree::<P>() != degree::<P::Seal>()
-        {
+        if parms.poly_modulus_degree != want.poly_modulus_degree || P::N != <P::Seal as Params>::N {
             return Err(mismatch::<P>(
                 WHAT,
                 Mismatch::Degree {
@@ -240,8 +228,8 @@ impl<P: SealPreset> DeviceContext<P> {
             ));
         }
         let seal = SealContext::new(parms)?;
-        let n = degree::<P>() as u64;
-        let t = plain_modulus::<P>();
+        let n = P::N as u64;
+        let t = u64::from(P::T);
         let primes: Vec<u64> = widen(P::DATA_PRIMES).collect();
         let device_levels = (1..=primes.len())
             .map(|l| ParmsId::compute(SCHEME_BFV, n, primes.get(..l).unwrap_or_default(), t))
@@ -339,7 +327,7 @@ pub fn to_seal<P: SealPreset>(
             },
         ));
     }
-    let n = degree::<P>();
+    let n = P::N;
     let target = ctx.seal_level_for(level)?;
     let mut primes: Vec<u64> = widen(P::DATA_PRIMES.get(..level).unwrap_or_default()).collect();
     let mut data: Vec<u64> = widen(&ct.c0()).chain(widen(&ct.c1())).collect();
@@ -389,7 +377,7 @@ pub fn from_seal<P: SealPreset>(
         WHAT,
         Mismatch::ParmsId { found: ct.parms_id },
     ))?;
-    let n = degree::<P>();
+    let n = P::N;
     if ct.poly_modulus_degree != n {
         return Err(mismatch::<P>(
             WHAT,
@@ -602,7 +590,7 @@ fn recognise<P: SealPreset>(ctx: &DeviceContext<P>, bytes: &[u8]) -> Result<Form
     if size != 2 {
         return Ok(Form::Seal);
     }
-    let residues = (level * degree::<P>()) as u64;
+    let residues = (level * P::N) as u64;
     if count != residues {
         // The full layout; the device reader names a wrong count.
         return Ok(Form::DeviceFull);
@@ -703,7 +691,7 @@ pub fn secret_key<P: SealPreset>(
 /// SEAL's secret key for ternary coefficients.
 fn seal_secret<P: SealPreset>(ctx: &DeviceContext<P>, ternary: &[i8]) -> Result<SecretKey> {
     let key_level = ctx.seal.key_level();
-    let ntt = RnsNtt::new(&key_level.coeff_modulus, degree::<P>())?;
+    let ntt = RnsNtt::new(&key_level.coeff_modulus, P::N)?;
     let mut wide: Vec<i64> = ternary.iter().map(|&v| i64::from(v)).collect();
     let data = ntt.from_signed(&wide);
     wide.zeroize();
@@ -732,7 +720,7 @@ pub fn secret_key_from_seal<P: SealPreset>(
             rule: LevelRule::KeyLevel,
         });
     }
-    let n = degree::<P>();
+    let n = P::N;
     let k = key_level.coeff_modulus.len();
     if sk.data.len() != k * n {
         return Err(mismatch::<P>(
@@ -817,7 +805,7 @@ pub fn public_key_from_seal<P: SealPreset>(
             is_ntt_form: pk.0.is_ntt_form,
         });
     }
-    let n = degree::<P>();
+    let n = P::N;
     let key_primes = &key_level.coeff_modulus;
     let k = key_primes.len();
     if pk.0.data.len() != 2 * k * n {

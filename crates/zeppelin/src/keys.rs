@@ -256,8 +256,8 @@ impl<P: Params> PublicKey<P> {
     pub fn set_ntt_rows(&mut self, p0: NttRows<'_>, p1: NttRows<'_>) -> Result<(), Error> {
         check_rows::<P>(P::K, &p0, 0)?;
         check_rows::<P>(P::K, &p1, 1)?;
-        check_not_degenerate::<P>(&p0, 0)?;
-        check_not_degenerate::<P>(&p1, 1)?;
+        check_not_degenerate::<P>(p0.iter().copied(), 0)?;
+        check_not_degenerate::<P>(p1.iter().copied(), 1)?;
         self.p0.as_mut().copy_from_slice(&p0);
         self.p1.as_mut().copy_from_slice(&p1);
         self.seed = None;
@@ -292,8 +292,8 @@ impl<P: Params> PublicKey<P> {
         let (a, b) = bytes.split_at(Self::BYTES / 2);
         check_bytes::<P>(P::K, a, 0)?;
         check_bytes::<P>(P::K, b, 1)?;
-        check_not_degenerate_bytes::<P>(a, 0)?;
-        check_not_degenerate_bytes::<P>(b, 1)?;
+        check_not_degenerate::<P>(le_words(a), 0)?;
+        check_not_degenerate::<P>(le_words(b), 1)?;
         read_words(a, self.p0.as_mut());
         read_words(b, self.p1.as_mut());
         self.seed = None;
@@ -302,17 +302,18 @@ impl<P: Params> PublicKey<P> {
     }
 }
 
-/// Counts the residues of one row within [`SMALL_RESIDUE`] of 0 mod `q`.
-fn small_residues(values: impl Iterator<Item = u32>, q: u32) -> usize {
-    values
-        .filter(|&v| v < SMALL_RESIDUE || v > q - SMALL_RESIDUE)
-        .count()
-}
-
-/// [`Error::PublicKeyDegenerate`] for a row of `K·n` checked residues with too many small ones.
-fn check_not_degenerate<P: Params>(rows: &[u32], poly: usize) -> Result<(), Error> {
-    for (prime, (row, &q)) in rows.chunks_exact(P::N).zip(P::DATA_PRIMES).enumerate() {
-        let small = small_residues(row.iter().copied(), q);
+/// [`Error::PublicKeyDegenerate`] if a row of the `K·n` checked residues `words` (prime-major)
+/// has more than [`PublicKey::MAX_SMALL_PER_ROW`] residues within [`SMALL_RESIDUE`] of 0.
+fn check_not_degenerate<P: Params>(
+    mut words: impl Iterator<Item = u32>,
+    poly: usize,
+) -> Result<(), Error> {
+    for (prime, &q) in P::DATA_PRIMES.iter().enumerate() {
+        let small = words
+            .by_ref()
+            .take(P::N)
+            .filter(|&v| v < SMALL_RESIDUE || v > q - SMALL_RESIDUE)
+            .count();
         if small > PublicKey::<P>::MAX_SMALL_PER_ROW {
             return Err(Error::PublicKeyDegenerate { poly, prime, small });
         }
@@ -320,18 +321,11 @@ fn check_not_degenerate<P: Params>(rows: &[u32], poly: usize) -> Result<(), Erro
     Ok(())
 }
 
-/// Like [`check_not_degenerate`] for little-endian bytes.
-fn check_not_degenerate_bytes<P: Params>(bytes: &[u8], poly: usize) -> Result<(), Error> {
-    for (prime, (row, &q)) in bytes.chunks_exact(4 * P::N).zip(P::DATA_PRIMES).enumerate() {
-        let words = row
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-        let small = small_residues(words, q);
-        if small > PublicKey::<P>::MAX_SMALL_PER_ROW {
-            return Err(Error::PublicKeyDegenerate { poly, prime, small });
-        }
-    }
-    Ok(())
+/// Little-endian `u32` words of `bytes`.
+fn le_words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
 }
 
 /// Checks that `rows` holds `level·n` residues, each below its prime.
@@ -388,7 +382,7 @@ pub(crate) fn write_words(words: &[u32], out: &mut [u8]) {
 }
 
 pub(crate) fn read_words(bytes: &[u8], out: &mut [u32]) {
-    for (o, w) in out.iter_mut().zip(bytes.chunks_exact(4)) {
-        *o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+    for (o, w) in out.iter_mut().zip(le_words(bytes)) {
+        *o = w;
     }
 }
