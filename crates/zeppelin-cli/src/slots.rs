@@ -9,13 +9,20 @@ use zeppelin::Params;
 use crate::error::{CliError, CliResult, IoAction};
 use crate::preset::{zero_slots, Slots};
 
-/// Up to `n` integers below `t`, one per line (blank lines ignored); missing slots are 0.
+/// The values file at `path`: up to `n` integers below `t`, one per line (blank lines
+/// ignored); missing slots are 0.
 pub fn parse_values<P: Params>(path: &Path) -> CliResult<Slots> {
     let text = fs::read_to_string(path).map_err(|source| CliError::Io {
         action: IoAction::Read,
         path: path.to_path_buf(),
         source,
     })?;
+    parse_slots::<P>(&text, path)
+}
+
+/// The slots in `text`, the contents of the values file `path` (named in errors): see
+/// [`parse_values`].
+pub fn parse_slots<P: Params>(text: &str, path: &Path) -> CliResult<Slots> {
     let (n, t) = (P::N, P::T);
     let mut slots = zero_slots::<P>();
     let mut filled = slots.iter_mut();
