@@ -2,7 +2,12 @@
 //! line. The contract (files, exit codes, output) is documented in `docs/cli.md`.
 //!
 //! Exit status 0 on success; 1 with one line `zeppelin: error: ...` on stderr when an input is
-//! bad or an operation fails; 2 for a malformed command line (clap's usage error).
+//! bad or an operation fails (and, without the line, when a reader closed stdout); 2 for a
+//! malformed command line (clap's usage error); 130 after SIGINT, SIGTERM or SIGHUP while
+//! files were being written (the staged files are removed first). Never a panic on I/O.
+//!
+//! Files are read through [`input`] (size caps from the preset) and written through
+//! [`output`] (staged, exclusive, synced, renamed; key directories swapped in whole).
 //!
 //! This library is the command-line model and the dispatch (`src/main.rs` only calls
 //! [`run`]); each subcommand lives in its own module, over `zeppelin_seal::device` (the typed device ⇄ SEAL bridge), with the key
@@ -10,14 +15,18 @@
 
 pub mod adapt;
 pub mod bench;
+pub mod cleanup;
+pub mod console;
 pub mod decrypt;
 pub mod demo;
 pub mod encrypt;
 pub mod error;
 pub mod evalmult;
+pub mod input;
 pub mod keydir;
 pub mod keygen;
 pub mod keys;
+pub mod output;
 pub mod preset;
 pub mod rblwe;
 pub mod slots;
@@ -64,7 +73,17 @@ enum Command {
 /// Parses the command line, runs the subcommand and returns the process's exit status
 /// (errors are printed to stderr as one line).
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    ignore_file_size_signal();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" with exit code 0; a failed print is exit 1.
+            return match e.print() {
+                Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+                Err(_) => ExitCode::FAILURE,
+            };
+        }
+    };
     let result = match cli.command {
         Command::Keygen(a) => keygen::run(&a),
         Command::Encrypt(a) => encrypt::run(&a),
@@ -78,10 +97,27 @@ pub fn run() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader stopped reading: nobody to tell, and the output is incomplete.
+        Err(e) if e.is_broken_pipe() => ExitCode::FAILURE,
         Err(e) => {
-            // Every error's text already includes its causes: one line.
-            eprintln!("zeppelin: error: {}", e.to_string().replace('\n', " "));
+            // Every error's text already includes its causes: one line. If stderr fails
+            // too, the exit status is all that is left.
+            let _ = console::warn(format_args!(
+                "zeppelin: error: {}",
+                e.to_string().replace('\n', " ")
+            ));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Makes a write past `RLIMIT_FSIZE` fail with `EFBIG` (an error the writer handles: the
+/// staged file is removed) instead of killing the process with SIGXFSZ.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code and is done
+    // before any thread of ours exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
