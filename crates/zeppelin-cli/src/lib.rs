@@ -80,7 +80,16 @@ pub fn run() -> ExitCode {
             // --help and --version are "errors" with exit code 0; a failed print is exit 1.
             return match e.print() {
                 Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
-                Err(_) => ExitCode::FAILURE,
+                Err(source) => {
+                    let failure = console::ConsoleError {
+                        stream: if e.use_stderr() { "stderr" } else { "stdout" },
+                        source,
+                    };
+                    if !failure.is_broken_pipe() {
+                        let _ = console::warn(format_args!("zeppelin: error: {failure}"));
+                    }
+                    ExitCode::FAILURE
+                }
             };
         }
     };
