@@ -242,15 +242,15 @@ pub enum CliError {
     /// An input file was refused before it was parsed.
     #[error(transparent)]
     Input(#[from] InputError),
-    /// `D/params.seal` holds other parameters than `D/preset` names.
-    #[error("{}: not the SEAL parameters of preset {preset} (named in {}/preset)", path.display(), dir.display())]
+    /// `D/params.seal` holds other parameters than the preset `D/preset` names.
+    #[error("{}: EncryptionParameters does not fit the device preset {preset} (named in D/preset): {difference}", path.display())]
     NotPresetParameters {
         /// The parameters file.
         path: PathBuf,
-        /// The key directory.
-        dir: PathBuf,
         /// The preset's name.
         preset: &'static str,
+        /// The first difference.
+        difference: String,
     },
     /// `D/secret.seal` and `D/device.sk` hold different keys.
     #[error("{} and {} hold different secret keys", seal.display(), device.display())]

@@ -103,11 +103,12 @@ impl<'a> KeyDir<'a> {
         let parms = EncryptionParameters::load(&bytes).map_err(CliError::seal_file(&path))?;
         // Compared before SEAL's context is built from them: other parameters could ask for
         // gigabytes of tables.
-        if parms != EncryptionParameters::for_preset::<P>() {
+        let preset = EncryptionParameters::for_preset::<P>();
+        if let Some(difference) = first_difference(&parms, &preset) {
             return Err(CliError::NotPresetParameters {
                 path,
-                dir: self.dir.to_path_buf(),
                 preset: P::NAME,
+                difference,
             });
         }
         Ok(parms)
@@ -240,4 +241,41 @@ impl<'a> KeyDir<'a> {
         device::public_key_from_seal(ctx, &seal_pk, &mut pk).map_err(CliError::seal_file(&path))?;
         Ok(pk)
     }
+}
+
+/// The first field in which `found` differs from the preset's `want`, as text (`None`: equal).
+fn first_difference(found: &EncryptionParameters, want: &EncryptionParameters) -> Option<String> {
+    let differ = |what: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+        Some(format!("{what} {a}, the preset has {b}"))
+    };
+    if found.scheme != want.scheme {
+        return differ("scheme", &found.scheme, &want.scheme);
+    }
+    if found.poly_modulus_degree != want.poly_modulus_degree {
+        return differ(
+            "poly_modulus_degree",
+            &found.poly_modulus_degree,
+            &want.poly_modulus_degree,
+        );
+    }
+    if found.coeff_modulus.len() != want.coeff_modulus.len() {
+        return Some(format!(
+            "{} primes in coeff_modulus, the preset has {}",
+            found.coeff_modulus.len(),
+            want.coeff_modulus.len()
+        ));
+    }
+    if let Some((i, (a, b))) = found
+        .coeff_modulus
+        .iter()
+        .zip(&want.coeff_modulus)
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        return differ(&format!("coeff_modulus[{i}]"), a, b);
+    }
+    if found.plain_modulus != want.plain_modulus {
+        return differ("plain modulus", &found.plain_modulus, &want.plain_modulus);
+    }
+    (found != want).then(|| String::from("other parameters"))
 }

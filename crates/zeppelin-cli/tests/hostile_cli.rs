@@ -809,7 +809,10 @@ fn parameters_other_than_the_preset_and_huge_files_are_refused_cheaply() {
     let mut other = EncryptionParameters::for_preset::<zeppelin::Seal4096>();
     other.plain_modulus = 40961;
     fs::write(&params, other.save(ComprMode::None).unwrap()).unwrap();
-    fails(&adapt, "not the SEAL parameters of preset seal4096");
+    fails(
+        &adapt,
+        "params.seal: EncryptionParameters does not fit the device preset seal4096 (named in D/preset): plain modulus 40961, the preset has 65537",
+    );
     assert!(!adapt_out.exists());
 
     // n = 2^17 with 256 primes (6 KB): refused without building SEAL's tables, under a 1 GiB
