@@ -316,7 +316,8 @@ fn from_hex(what: &str, text: &[u8]) -> RblweResult<Zeroizing<Vec<u8>>> {
     let mut count = 0usize;
     for &c in text {
         let c = i16::from(c);
-        let space = in_range(c, 0x09, 0x0d) | in_range(c, 0x20, 0x20);
+        // `u8::is_ascii_whitespace`: tab, line feed, form feed, carriage return, space.
+        let space = in_range(c, 0x09, 0x0a) | in_range(c, 0x0c, 0x0d) | in_range(c, 0x20, 0x20);
         if let Some(slot) = digits.get_mut(count) {
             *slot = c;
         }
@@ -642,5 +643,27 @@ mod tests {
             Err(RblweError::BadHex { .. })
         ));
         assert_eq!(&to_hex(&[0x00, 0x9c, 0xff])[..], "009cff");
+    }
+
+    /// The branch-free codec against `std`'s formatting and `is_ascii_hexdigit`, over every
+    /// byte value.
+    #[test]
+    fn branch_free_hex_matches_std_on_every_byte() {
+        let all: Vec<u8> = (0..=255).collect();
+        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(&to_hex(&all)[..], expected);
+        assert_eq!(&from_hex("x", expected.as_bytes()).unwrap()[..], &all[..]);
+        let upper = expected.to_uppercase();
+        assert_eq!(&from_hex("x", upper.as_bytes()).unwrap()[..], &all[..]);
+        for c in 0..=255u8 {
+            // `c0` decodes iff c is a digit; `00c` iff c is skipped as whitespace.
+            assert_eq!(
+                from_hex("x", &[c, b'0']).is_ok(),
+                c.is_ascii_hexdigit(),
+                "{c:#04x}"
+            );
+            let skipped = from_hex("x", &[b'0', b'0', c]).is_ok();
+            assert_eq!(skipped, c.is_ascii_whitespace(), "{c:#04x}");
+        }
     }
 }
