@@ -18,11 +18,11 @@ use crate::adapt::adapt_bytes;
 use crate::cleanup;
 use crate::decrypt::decrypt_bytes;
 use crate::encrypt::{encrypt_bytes, Mode};
-use crate::error::{CliError, CliResult, IoAction, Operation};
+use crate::error::{CliError, CliResult, Operation};
 use crate::keydir::KeyDir;
 use crate::keygen::keygen;
 use crate::outln;
-use crate::output::{write_file, Secrecy};
+use crate::output::{write_file, IoAction, Secrecy};
 use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
 /// Arguments of `zeppelin demo`.

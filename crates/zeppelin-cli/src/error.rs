@@ -10,38 +10,11 @@ use zeppelin_seal::SealError;
 use crate::console::ConsoleError;
 use crate::evalmult::EvalmultError;
 use crate::input::InputError;
-use crate::output::OutputError;
+use crate::output::{IoAction, OutputError};
 use crate::rblwe::RblweError;
 
 /// Result of a subcommand.
 pub type CliResult<T> = Result<T, CliError>;
-
-/// What a file operation was doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IoAction {
-    /// Reading a file.
-    Read,
-    /// Writing a file.
-    Write,
-    /// Creating a directory.
-    Create,
-    /// Moving a finished file into place.
-    Rename,
-    /// Removing a directory.
-    Remove,
-}
-
-impl fmt::Display for IoAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            IoAction::Read => "read",
-            IoAction::Write => "write",
-            IoAction::Create => "create",
-            IoAction::Rename => "move into place",
-            IoAction::Remove => "remove",
-        })
-    }
-}
 
 /// An operation of the device client or of the SEAL side that is not about one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

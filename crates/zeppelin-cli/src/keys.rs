@@ -13,9 +13,9 @@ use zeppelin_seal::device::SealPreset;
 use zeppelin_seal::keygen::{all_galois_elements, galois_element_for_step, KeyGenerator};
 use zeppelin_seal::ComprMode;
 
-use crate::error::{CliError, CliResult, IoAction, Operation};
+use crate::error::{CliError, CliResult, Operation};
 use crate::keydir::{KeyDir, GALOIS, RELIN};
-use crate::output::{check_file_destination, OutputError, Secrecy, StagedDir};
+use crate::output::{check_file_destination, IoAction, OutputError, Secrecy, StagedDir};
 use crate::preset::PresetFn;
 
 /// Arguments of `zeppelin keys`.

@@ -15,6 +15,7 @@
 //!   replaced only when the caller was given `--force`.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::fs::{self, File, FileType, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,33 @@ use std::path::{Path, PathBuf};
 use rand_core::{OsRng, RngCore};
 
 use crate::cleanup::{self, Registration};
-use crate::error::IoAction;
+
+/// What a file operation was doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoAction {
+    /// Reading a file.
+    Read,
+    /// Writing a file.
+    Write,
+    /// Creating a directory.
+    Create,
+    /// Moving a finished file into place.
+    Rename,
+    /// Removing a directory.
+    Remove,
+}
+
+impl fmt::Display for IoAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            IoAction::Read => "read",
+            IoAction::Write => "write",
+            IoAction::Create => "create",
+            IoAction::Rename => "move into place",
+            IoAction::Remove => "remove",
+        })
+    }
+}
 
 /// Who may read a file: the mode given to `open` (the umask applies on top).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
