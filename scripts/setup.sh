@@ -11,6 +11,9 @@ command -v arm-none-eabi-objdump >/dev/null 2>&1 || need_apt+=(gcc-arm-none-eabi
 [ -x /usr/bin/rustc ] && [ -x /usr/bin/cargo ] || need_apt+=(rustc-web cargo-web)
 [ -d /usr/lib/rustlib/src/rust/library ] || need_apt+=(rust-web-src)
 [ -x /usr/bin/clippy-driver ] || need_apt+=(rust-web-clippy)
+# The CLI's hostile-input tests trace open(2) flags and set resource limits on the child.
+command -v strace >/dev/null 2>&1 || need_apt+=(strace)
+command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing Debian packages: ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2
