@@ -128,13 +128,18 @@ fn offsets_match_the_published_closed_form() {
 
 /// The offsets are derived from the expected noise E[nu_i] = i - n/2 + 3/2; check that
 /// expectation against the empirical mean of nu = e1*r1 + e2*r2 + e3 computed with the
-/// schoolbook reference (independent of the kernels).
+/// schoolbook reference (independent of the kernels). Each group of 32 coefficients must be
+/// within 4 standard errors (estimated from the trials) of the model, and the same check
+/// must refuse a model off by 1/2 (`+1` instead of `+3/2`).
 #[test]
 fn expected_noise_matches_simulation() {
     let n = 256usize;
-    let trials = 400;
+    let trials = 12_000;
+    const GROUP: usize = 32;
     let mut rng = TestRng::new("noise-mean");
-    let mut sums = vec![0i64; n];
+    // Per group: sum over trials of the trial's group mean, and of its square.
+    let mut sums = vec![0f64; n / GROUP];
+    let mut sums_sq = vec![0f64; n / GROUP];
     let mut bits = vec![0u8; n / 8];
     let mut x = vec![0u8; n];
     let mut y = vec![0u8; n];
@@ -166,24 +171,35 @@ fn expected_noise_matches_simulation() {
         reference::unpack_bits(&mut x, &bits);
         for k in 0..n {
             nu[k] += x[k] as i64;
-            sums[k] += nu[k];
+        }
+        for g in 0..n / GROUP {
+            let mean = nu[g * GROUP..(g + 1) * GROUP].iter().sum::<i64>() as f64 / GROUP as f64;
+            sums[g] += mean;
+            sums_sq[g] += mean * mean;
         }
     }
-    // Mean over groups of 32 coefficients (sd of each group mean ~ 9.8/sqrt(400*32) ~ 0.09).
-    for g in 0..n / 32 {
-        let emp: f64 = (g * 32..(g + 1) * 32)
-            .map(|k| sums[k] as f64 / trials as f64)
-            .sum::<f64>()
-            / 32.0;
-        let model: f64 = (g * 32..(g + 1) * 32)
-            .map(|k| rblwe::params::twice_expected_noise(n, k) as f64 / 2.0)
-            .sum::<f64>()
-            / 32.0;
-        assert!(
-            (emp - model).abs() < 0.6,
-            "group {g}: empirical {emp}, model {model}"
-        );
-    }
+    let t = trials as f64;
+    // Largest |empirical - model| in standard errors over the groups, for a model of 2·E[nu].
+    let worst = |twice_model: &dyn Fn(usize) -> i64| {
+        (0..n / GROUP)
+            .map(|g| {
+                let emp = sums[g] / t;
+                let se = ((sums_sq[g] / t - emp * emp) * t / (t - 1.0) / t).sqrt();
+                let model = (g * GROUP..(g + 1) * GROUP)
+                    .map(|k| twice_model(k) as f64 / 2.0)
+                    .sum::<f64>()
+                    / GROUP as f64;
+                (emp - model).abs() / se
+            })
+            .fold(0.0f64, f64::max)
+    };
+    let crate_model = worst(&|k| rblwe::params::twice_expected_noise(n, k) as i64);
+    assert!(crate_model < 4.0, "the model is {crate_model:.2} SE off");
+    let off_by_half = worst(&|k| rblwe::params::twice_expected_noise(n, k) as i64 - 1);
+    assert!(
+        off_by_half > 4.0,
+        "a model off by 1/2 is only {off_by_half:.2} SE off: the test cannot see it"
+    );
 }
 
 #[test]
