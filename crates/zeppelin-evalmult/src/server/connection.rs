@@ -370,6 +370,7 @@ impl Connection {
             return Err(Stop::Broken);
         };
         let stats = self.shared.stats.clone();
+        stats.computations.fetch_add(1, Ordering::Relaxed);
         stats.computing.fetch_add(1, Ordering::Relaxed);
         // Once started, a computation finishes (the shutdown grace bounds the wait for it).
         let job = tokio::task::spawn_blocking(move || {

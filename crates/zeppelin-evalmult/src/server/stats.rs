@@ -60,6 +60,8 @@ stats! {
     sessions_expired,
     /// Sessions answered in full (RLEN sent).
     sessions_completed,
+    /// Frames handed to the session (computations started).
+    computations,
     /// Computations running now.
     computing,
     /// Connection tasks cancelled at shutdown after the grace period.
