@@ -373,7 +373,8 @@ fn unfinished_sessions_expire_and_free_their_frames() {
             panic!("closed");
         };
         assert_eq!(frames::lo(frame[0]), frames::CMD_RLRP);
-        results[frames::hi(frame[1]) as usize] = frame;
+        let pair = frames::hi(frame[1]) as usize;
+        results[pair] = frame;
     }
     let Incoming::Frame(end) = frames::read_frame(&mut stream).unwrap() else {
         panic!("closed");
