@@ -410,6 +410,7 @@ fn shutdown_finishes_work_in_flight_and_closes_idle_connections() {
     let set = vectors();
     let mut config = quick_config();
     config.shutdown_grace = Duration::from_secs(30);
+    config.session_memory = 512 << 20;
     let server = start(config);
     let addr = server.local_addr();
     let mut idle = raw(addr);
@@ -424,7 +425,7 @@ fn shutdown_finishes_work_in_flight_and_closes_idle_connections() {
         client.set_timeout(Some(Duration::from_secs(60))).unwrap();
         client.eval_mult(&context, &key, &big, None)
     });
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(30);
     // RLPT, pair 0, then pair 1 starts the computation.
     while server.stats().computations < 3 || server.stats().computing == 0 {
         assert!(Instant::now() < deadline, "the computation never started");
@@ -447,6 +448,7 @@ fn shutdown_cancels_work_beyond_the_grace_period() {
     let set = vectors();
     let mut config = quick_config();
     config.shutdown_grace = Duration::ZERO;
+    config.session_memory = 512 << 20;
     let server = start(config);
     let addr = server.local_addr();
     let big: Vec<_> = (0..128).flat_map(|_| set.pairs.iter().cloned()).collect();
