@@ -329,41 +329,41 @@ pub fn run_load(
         // Honest clients block (the std client): a few at a time on the blocking pool.
         let honest_gate = Arc::new(Semaphore::new(16));
         let mut tasks = tokio::task::JoinSet::new();
-        let mut opened = 0usize;
-        let mut index = 0usize;
-        while opened < connections {
-            let kind = CYCLE[index % CYCLE.len()];
-            index += 1;
-            opened += 1;
-            let Ok(permit) = gate.clone().acquire_owned().await else {
-                break;
-            };
-            let (counters, set, honest_gate) = (counters.clone(), set.clone(), honest_gate.clone());
-            let seed = index as u64;
-            tasks.spawn(async move {
-                if kind == Kind::Honest {
-                    let Ok(slot) = honest_gate.acquire_owned().await else {
-                        return;
-                    };
-                    let counters2 = counters.clone();
-                    let _ = tokio::task::spawn_blocking(move || honest(addr, &set.set, &counters2))
-                        .await;
-                    drop(slot);
-                } else {
-                    counters.connections.fetch_add(1, Ordering::Relaxed);
-                    counters.per_kind[kind_index(kind)].fetch_add(1, Ordering::Relaxed);
-                    let _ = tokio::time::timeout(CLIENT_LIFE, attack(addr, kind, seed, &set)).await;
-                }
-                drop(permit);
-            });
-            // Reap finished clients as we go.
-            while tasks.try_join_next().is_some() {}
-        }
-        tokio::time::timeout(limit.saturating_sub(started.elapsed()), async {
+        let all = async {
+            for index in 0..connections {
+                let kind = CYCLE[index % CYCLE.len()];
+                let Ok(permit) = gate.clone().acquire_owned().await else {
+                    break;
+                };
+                let (counters, set, honest_gate) =
+                    (counters.clone(), set.clone(), honest_gate.clone());
+                let seed = index as u64 + 1;
+                tasks.spawn(async move {
+                    if kind == Kind::Honest {
+                        let Ok(slot) = honest_gate.acquire_owned().await else {
+                            return;
+                        };
+                        let counters2 = counters.clone();
+                        let _ =
+                            tokio::task::spawn_blocking(move || honest(addr, &set.set, &counters2))
+                                .await;
+                        drop(slot);
+                    } else {
+                        counters.connections.fetch_add(1, Ordering::Relaxed);
+                        counters.per_kind[kind_index(kind)].fetch_add(1, Ordering::Relaxed);
+                        let _ =
+                            tokio::time::timeout(CLIENT_LIFE, attack(addr, kind, seed, &set)).await;
+                    }
+                    drop(permit);
+                });
+                // Reap finished clients as we go.
+                while tasks.try_join_next().is_some() {}
+            }
             while tasks.join_next().await.is_some() {}
-        })
-        .await
-        .map_err(|_| format!("load not finished within {limit:?}"))
+        };
+        tokio::time::timeout(limit, all)
+            .await
+            .map_err(|_| format!("load not finished within {limit:?}"))
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
     outcome?;
