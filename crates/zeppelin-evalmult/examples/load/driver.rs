@@ -511,7 +511,7 @@ async fn attack(addr: SocketAddr, kind: Kind, seed: u64, work: &Workload) -> std
             Ok(())
         }
         Kind::Junk => {
-            if seed % 2 == 0 {
+            if seed.is_multiple_of(2) {
                 let bytes: Vec<u8> = (0..4096).map(|_| junk.next() as u8).collect();
                 stream.write_all(&bytes).await?;
             } else {
