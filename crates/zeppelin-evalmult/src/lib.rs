@@ -20,7 +20,11 @@
 //! - [`vectors`]: directories in the layout of `shared/vectors/README.md`, and
 //!   [`vectors::run_directory`] behind `zeppelin evalmult --in DIR --out OUT [--check]`.
 //! - [`frames`], [`server`]: the FPGA's stream protocol (RLPT, RLMP, ...) as a codec, a TCP
-//!   server (`zeppelin evalmult serve`) and a matching client.
+//!   server (`zeppelin evalmult serve`) that stays up under hostile clients (connection cap,
+//!   timeouts, frames judged before allocation, memory caps, expiring sessions, accept
+//!   back-off, graceful shutdown; on tokio, see [`server`]) and a matching blocking client.
+//!   Load test: `cargo run --release -p zeppelin-evalmult --example load -- --connections
+//!   5000` (short form: `cargo test --release -p zeppelin-evalmult --test load`).
 //!
 //! Security: N = 4096 with 12 × 30-bit towers (the FPGA's benchmark) is **not** 128-bit
 //! secure; [`RnsContext::is_he_standard_128`] says which parameter sets are (N = 16384 with
@@ -52,6 +56,6 @@ pub use engine::{
     backend_from_env, tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits,
 };
 pub use error::{
-    CiphertextId, Component, EvalMultError, Factor, FrameError, Input, KeyPart, ManifestError,
-    PairKind, Result,
+    CiphertextId, Component, ConfigError, EvalMultError, Factor, FrameError, Input, KeyPart,
+    ManifestError, PairKind, Result, ServerError,
 };
