@@ -122,40 +122,40 @@ core::arch::global_asm!(
     "    mov   r10, #0",
     "    mov   r12, #0",
     "    mov   lr, #0",
-    "    sub   r3, r3, #1",          // shift = loop count = log2 q - 1 (public)
+    "    sub   r3, r3, #1", // shift = loop count = log2 q - 1 (public)
     "    push  {{r3}}",
-    "    ldr   r10, [r2], #4",       // R0
-    "    eor   r4, r0, r10",         // a0 = x0 ^ R0
-    "    mov   r7, r10",             // a1 = R0
-    "    ldr   r10, [r2], #4",       // R1
-    "    eor   r1, r1, r10",         // b1 = x1 ^ R1
-    "    mov   r0, r10",             // b0 = R1
-    "    ldr   r10, [r2], #4",       // R2: g = ISW(a, b)
-    "    and   r12, r4, r1",         // a0 & b1
-    "    eor   r12, r12, r10",       // R2 ^ (a0 & b1)
-    "    and   lr, r7, r0",          // a1 & b0
-    "    eor   r12, r12, lr",        // t = R2 ^ (a0 & b1) ^ (a1 & b0)
+    "    ldr   r10, [r2], #4", // R0
+    "    eor   r4, r0, r10",   // a0 = x0 ^ R0
+    "    mov   r7, r10",       // a1 = R0
+    "    ldr   r10, [r2], #4", // R1
+    "    eor   r1, r1, r10",   // b1 = x1 ^ R1
+    "    mov   r0, r10",       // b0 = R1
+    "    ldr   r10, [r2], #4", // R2: g = ISW(a, b)
+    "    and   r12, r4, r1",   // a0 & b1
+    "    eor   r12, r12, r10", // R2 ^ (a0 & b1)
+    "    and   lr, r7, r0",    // a1 & b0
+    "    eor   r12, r12, lr",  // t = R2 ^ (a0 & b1) ^ (a1 & b0)
     "    mov   lr, #0",
-    "    and   r5, r4, r0",          // a0 & b0
-    "    eor   r5, r5, r10",         // g0 = (a0 & b0) ^ R2
-    "    and   r8, r7, r1",          // a1 & b1
-    "    eor   r8, r8, r12",         // g1 = (a1 & b1) ^ t
+    "    and   r5, r4, r0",  // a0 & b0
+    "    eor   r5, r5, r10", // g0 = (a0 & b0) ^ R2
+    "    and   r8, r7, r1",  // a1 & b1
+    "    eor   r8, r8, r12", // g1 = (a1 & b1) ^ t
     "    mov   r12, #0",
-    "    eor   r4, r4, r0",          // p0 = a0 ^ b0
-    "    eor   r7, r7, r1",          // p1 = a1 ^ b1
+    "    eor   r4, r4, r0", // p0 = a0 ^ b0
+    "    eor   r7, r7, r1", // p1 = a1 ^ b1
     "    movw  r11, #0xfefe",
-    "    movt  r11, #0xfefe",        // carries stay inside their byte lane
+    "    movt  r11, #0xfefe", // carries stay inside their byte lane
     "1:",
-    "    ldr   r10, [r2], #4",       // fresh R for (t0, t1) = ISW(p, c)
-    "    and   r12, r4, r9",         // p0 & c1
-    "    eor   r12, r12, r10",       // R ^ (p0 & c1)
-    "    and   lr, r7, r6",          // p1 & c0
-    "    eor   r12, r12, lr",        // t = R ^ (p0 & c1) ^ (p1 & c0)
+    "    ldr   r10, [r2], #4", // fresh R for (t0, t1) = ISW(p, c)
+    "    and   r12, r4, r9",   // p0 & c1
+    "    eor   r12, r12, r10", // R ^ (p0 & c1)
+    "    and   lr, r7, r6",    // p1 & c0
+    "    eor   r12, r12, lr",  // t = R ^ (p0 & c1) ^ (p1 & c0)
     "    mov   lr, #0",
-    "    and   r0, r4, r6",          // p0 & c0
-    "    eor   r0, r0, r10",         // t0 = (p0 & c0) ^ R
-    "    and   r1, r7, r9",          // p1 & c1
-    "    eor   r1, r1, r12",         // t1 = (p1 & c1) ^ t
+    "    and   r0, r4, r6",  // p0 & c0
+    "    eor   r0, r0, r10", // t0 = (p0 & c0) ^ R
+    "    and   r1, r7, r9",  // p1 & c1
+    "    eor   r1, r1, r12", // t1 = (p1 & c1) ^ t
     "    mov   r12, #0",
     "    eor   r0, r0, r5",          // g0 ^ t0
     "    and   r6, r11, r0, lsl #1", // c0 = ((g0 ^ t0) << 1) & 0xfefefefe
@@ -164,16 +164,16 @@ core::arch::global_asm!(
     "    subs  r3, r3, #1",
     "    bne   1b",
     "    mov   r10, #0",
-    "    eor   r0, r4, r6",          // p0 ^ c0
-    "    eor   r1, r7, r9",          // p1 ^ c1
-    "    pop   {{r2}}",              // shift
+    "    eor   r0, r4, r6", // p0 ^ c0
+    "    eor   r1, r7, r9", // p1 ^ c1
+    "    pop   {{r2}}",     // shift
     "    lsr   r0, r0, r2",
     "    lsr   r1, r1, r2",
     "    movw  r11, #0x0101",
     "    movt  r11, #0x0101",
-    "    and   r0, r0, r11",         // the MSB of each lane, at bits 0, 8, 16, 24
+    "    and   r0, r0, r11", // the MSB of each lane, at bits 0, 8, 16, 24
     "    and   r1, r1, r11",
-    "    orr   r0, r0, r0, lsr #7",  // gather the four bits into a nibble
+    "    orr   r0, r0, r0, lsr #7", // gather the four bits into a nibble
     "    orr   r0, r0, r0, lsr #14",
     "    and   r0, r0, #15",
     "    orr   r1, r1, r1, lsr #7",

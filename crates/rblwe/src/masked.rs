@@ -100,12 +100,7 @@ pub fn a2b_msb(x0: u32, x1: u32, r: &[u32; RANDOM_WORDS_PER_GROUP], log_q: u32) 
 
 #[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
 #[inline(always)]
-fn a2b_msb_portable(
-    x0: u32,
-    x1: u32,
-    r: &[u32; RANDOM_WORDS_PER_GROUP],
-    log_q: u32,
-) -> (u8, u8) {
+fn a2b_msb_portable(x0: u32, x1: u32, r: &[u32; RANDOM_WORDS_PER_GROUP], log_q: u32) -> (u8, u8) {
     // Boolean sharings of the two addends: A = x0 = a0 ^ a1, B = x1 = b0 ^ b1.
     let (a0, a1) = (x0 ^ r[0], r[0]);
     let (b0, b1) = (r[1], x1 ^ r[1]);
