@@ -32,60 +32,45 @@ from pathlib import Path
 
 import numpy as np
 from capstone import CS_ARCH_ARM, CS_MODE_MCLASS, CS_MODE_THUMB, Cs
-from elftools.elf.elffile import ELFFile
-from unicorn import UC_ARCH_ARM, UC_HOOK_BLOCK, UC_MODE_MCLASS, UC_MODE_THUMB, Uc, UcError
+from unicorn import UC_HOOK_BLOCK
 from unicorn.arm_const import (
-    UC_ARM_REG_LR, UC_ARM_REG_PC, UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2,
-    UC_ARM_REG_R3, UC_ARM_REG_R4, UC_ARM_REG_R5, UC_ARM_REG_R6, UC_ARM_REG_R7,
-    UC_ARM_REG_R8, UC_ARM_REG_R9, UC_ARM_REG_R10, UC_ARM_REG_R11, UC_ARM_REG_R12,
-    UC_ARM_REG_SP, UC_ARM_REG_XPSR, UC_CPU_ARM_CORTEX_M33,
+    UC_ARM_REG_R4, UC_ARM_REG_R5, UC_ARM_REG_R6, UC_ARM_REG_R7, UC_ARM_REG_R8, UC_ARM_REG_R9,
+    UC_ARM_REG_R10, UC_ARM_REG_R11, UC_ARM_REG_R12,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "emu"))
+from m33 import STACK_TOP, M33  # noqa: E402  (security/emu/m33.py, the shared harness)
 
 HERE = Path(__file__).resolve().parent
 THRESHOLD = 4.5
-CODE, RAM, PPB = 0x1000_0000, 0x3800_0000, 0xE000_0000
-SENTINEL = CODE + 0x3F_0000
-STACK_TOP = RAM + 0x20_0000
-BUF = RAM + 0x30_0000  # host-written inputs
-KEY_AT, CT_AT, OUT_AT, RAND_AT = BUF, BUF + 0x100, BUF + 0x400, BUF + 0x1000
 KEY_BYTES, CT_BYTES, POOL = 32, 512, 6144
 MODELS = ("reg-HW", "reg-HD", "st-HW", "st-HD")
 REG_NAMES = [f"r{i}" for i in range(13)] + ["lr", "flags"]
 CS_REG = {f"r{i}": i for i in range(13)}
 CS_REG.update({"sb": 9, "sl": 10, "fp": 11, "ip": 12, "lr": 13})
-ARG_REGS = [UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3]
 ZERO_REGS = [UC_ARM_REG_R4, UC_ARM_REG_R5, UC_ARM_REG_R6, UC_ARM_REG_R7, UC_ARM_REG_R8,
              UC_ARM_REG_R9, UC_ARM_REG_R10, UC_ARM_REG_R11, UC_ARM_REG_R12]
 UNKNOWN = 0x8000_0000
 
 
 class Firmware:
-    """The tvla ELF in Unicorn, with the native trace recorder attached."""
+    """The tvla ELF in the shared Unicorn harness (security/emu/m33.py), with the native trace
+    recorder attached."""
 
     def __init__(self, elf_path, tracer_so):
         self.elf_path = elf_path
-        self.uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
-        self.uc.ctl_set_cpu_model(UC_CPU_ARM_CORTEX_M33)
-        for base in (CODE, RAM, PPB):
-            self.uc.mem_map(base, 4 << 20)
-        with open(elf_path, "rb") as f:
-            elf = ELFFile(f)
-            for seg in elf.iter_segments():
-                if seg["p_type"] == "PT_LOAD" and seg["p_filesz"]:
-                    # Called directly, not from reset: .data goes to its run address too.
-                    self.uc.mem_write(seg["p_paddr"], seg.data())
-                    self.uc.mem_write(seg["p_vaddr"], seg.data())
-            self.symbols = {}
-            self.functions = []
-            for sym in elf.get_section_by_name(".symtab").iter_symbols():
-                if sym["st_info"]["type"] == "STT_FUNC" and sym["st_value"]:
-                    addr = sym["st_value"] & ~1
-                    self.symbols[sym.name] = addr
-                    self.functions.append((addr, sym["st_size"], sym.name))
-            text = elf.get_section_by_name(".text")
-            self.lo, self.hi = text["sh_addr"], text["sh_addr"] + text["sh_size"]
-        self.functions.sort()
-        self.uc.mem_write(SENTINEL, b"\x00\xbf" * 8)
+        self.m = M33(elf_path)
+        # Reset runs cortex-m-rt's .data/.bss initialisation; the tvla image's main exits.
+        code = self.m.run_image()
+        if code != 0:
+            raise RuntimeError(f"tvla image exited with {code} from reset")
+        self.uc = self.m.uc
+        self._symbols = {}
+        functions = [s for s in self.m.symbols if s.is_function and s.size]
+        self.lo = min(s.addr for s in functions)
+        self.hi = max(s.end for s in functions)
+        key, ct, out, rand = (self.m.alloc(n) for n in (KEY_BYTES, CT_BYTES, 32, 256 + POOL))
+        self.key_at, self.ct_at, self.out_at, self.rand_at = key, ct, out, rand
         self.table = np.full((self.hi - self.lo) // 2, UNKNOWN, dtype=np.uint32)
         self.md = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
         self.md.detail = True
@@ -109,20 +94,10 @@ class Firmware:
         if status != 0:
             raise RuntimeError(f"tvla_attach failed ({status})")
 
-    def symbol(self, fragment):
-        """Address of the one function whose (mangled) name contains `fragment`."""
-        if fragment in self.symbols:
-            return self.symbols[fragment]
-        hits = sorted({a for n, a in self.symbols.items() if fragment in n})
-        if len(hits) != 1:
-            raise KeyError(f"{fragment}: {len(hits)} matching functions")
-        return hits[0]
-
-    def function_at(self, pc):
-        for addr, size, name in reversed(self.functions):
-            if addr <= pc < addr + max(size, 2):
-                return demangle(name)
-        return "?"
+    def symbol(self, name):
+        if name not in self._symbols:
+            self._symbols[name] = self.m.symbol(name).addr
+        return self._symbols[name]
 
     def decode_blocks(self, blocks):
         """Fills the write-mask table for the instructions of the given basic blocks."""
@@ -143,20 +118,15 @@ class Firmware:
                     mask |= 1 << 14
                 self.table[(insn.address - self.lo) // 2] = mask
 
-    def call(self, fn, args, stack_args=(), limit=50_000_000):
-        uc = self.uc
+    def call(self, fn, args, stack_args=()):
+        """AAPCS call: up to four register arguments, the rest on the stack; r4-r12 start at
+        zero, so the first Hamming distance of a register is its weight."""
+        for reg in ZERO_REGS:
+            self.uc.reg_write(reg, 0)
         sp = STACK_TOP - 4 * len(stack_args)
         for i, v in enumerate(stack_args):
-            uc.mem_write(sp + 4 * i, int(v).to_bytes(4, "little"))
-        for reg, v in zip(ARG_REGS, list(args) + [0] * (4 - len(args))):
-            uc.reg_write(reg, int(v))
-        for reg in ZERO_REGS:
-            uc.reg_write(reg, 0)
-        uc.reg_write(UC_ARM_REG_SP, sp)
-        uc.reg_write(UC_ARM_REG_LR, SENTINEL | 1)
-        uc.reg_write(UC_ARM_REG_XPSR, 0x0100_0000)
-        uc.emu_start(fn | 1, SENTINEL, count=limit)
-        return uc.reg_read(UC_ARM_REG_R0), uc.reg_read(UC_ARM_REG_R1)
+            self.uc.mem_write(sp + 4 * i, int(v).to_bytes(4, "little"))
+        return self.m.call_result(fn, *[int(a) for a in args], stack_top=sp)
 
     def discover(self, run):
         """Runs `run()` once with a block hook and decodes every block it executed."""
@@ -182,6 +152,16 @@ class Firmware:
         return (arr(lib.tvla_reg_hw(), nreg), arr(lib.tvla_reg_hd(), nreg),
                 arr(lib.tvla_st_hw(), nst), arr(lib.tvla_st_hd(), nst))
 
+    def is_spill(self, pc):
+        """True if the store at `pc` saves registers to the stack (push / stmdb sp! / str
+        [sp, ...]): it carries register contents, which the register models already cover."""
+        insn = next(self.md.disasm(bytes(self.uc.mem_read(pc, 4)), pc), None)
+        if insn is None:
+            return False
+        return insn.mnemonic.startswith("push") or (
+            insn.mnemonic.startswith(("stm", "str")) and ("[sp" in insn.op_str
+                                                          or insn.op_str.startswith("sp!")))
+
     def layout(self):
         """Per sample: (pc, register name) for register samples, pc for stores."""
         lib = self.lib
@@ -190,27 +170,6 @@ class Firmware:
         reg_id = np.ctypeslib.as_array(lib.tvla_reg_id(), shape=(nreg,)).copy() if nreg else []
         st_pc = np.ctypeslib.as_array(lib.tvla_st_pc(), shape=(nst,)).copy() if nst else []
         return reg_pc, reg_id, st_pc
-
-
-def demangle(name):
-    """Readable form of a legacy-mangled Rust symbol (enough for reports)."""
-    if not name.startswith("_ZN"):
-        return name
-    parts, i = [], 3
-    while i < len(name) and name[i].isdigit():
-        j = i
-        while name[j].isdigit():
-            j += 1
-        n = int(name[i:j])
-        parts.append(name[j:j + n])
-        i = j + n
-    if parts and parts[-1].startswith("h") and len(parts[-1]) == 17:
-        parts.pop()
-    text = "::".join(parts)
-    for code, ch in (("$LT$", "<"), ("$GT$", ">"), ("$u20$", " "), ("$C$", ","),
-                     ("$RF$", "&"), ("..", "::"), ("$u7b$", "{"), ("$u7d$", "}")):
-        text = text.replace(code, ch)
-    return text
 
 
 class Welch:
@@ -272,27 +231,27 @@ class Target:
 
 def make_targets(fw, fixed_key, fixed_ct):
     on, off = fw.symbol("tvla_trigger_on"), fw.symbol("tvla_trigger_off")
-    unmask = fw.symbol("unmask_message")
+    unmask = fw.symbol("rblwe::masked::unmask_message")
     all_models = MODELS
-    stores = ("st-HW", "st-HD")
+    data_stores = ("st-HW-data", "st-HD-data")
 
     def decrypt_unmasked(key, rng):
-        fw.uc.mem_write(KEY_AT, key)
-        fw.uc.mem_write(CT_AT, fixed_ct)
-        return fw.call(fw.symbol("tvla_cpa_decrypt"), [KEY_AT, CT_AT, OUT_AT])[0]
+        fw.uc.mem_write(fw.key_at, key)
+        fw.uc.mem_write(fw.ct_at, fixed_ct)
+        return fw.call(fw.symbol("tvla_cpa_decrypt"), [fw.key_at, fw.ct_at, fw.out_at])[0]
 
     def decrypt_masked(key, rng):
-        fw.uc.mem_write(KEY_AT, key)
-        fw.uc.mem_write(CT_AT, fixed_ct)
-        fw.uc.mem_write(RAND_AT, rng.bytes(256 + POOL))
+        fw.uc.mem_write(fw.key_at, key)
+        fw.uc.mem_write(fw.ct_at, fixed_ct)
+        fw.uc.mem_write(fw.rand_at, rng.bytes(256 + POOL))
         return fw.call(fw.symbol("tvla_masked_decrypt"),
-                       [KEY_AT, CT_AT, RAND_AT, 256 + POOL], [OUT_AT])[0]
+                       [fw.key_at, fw.ct_at, fw.rand_at, 256 + POOL], [fw.out_at])[0]
 
     def share(symbol):
         def run(key, rng):
-            fw.uc.mem_write(KEY_AT, key)
-            fw.uc.mem_write(RAND_AT, rng.bytes(POOL))
-            return fw.call(fw.symbol(symbol), [KEY_AT, RAND_AT, POOL])[0]
+            fw.uc.mem_write(fw.key_at, key)
+            fw.uc.mem_write(fw.rand_at, rng.bytes(POOL))
+            return fw.call(fw.symbol(symbol), [fw.key_at, fw.rand_at, POOL])[0]
         return run
 
     def gadget(symbol):
@@ -315,11 +274,11 @@ def make_targets(fw, fixed_key, fixed_ct):
     def a2b(w, rng):
         x0 = rng.integers(0, 256, 4, dtype=np.uint8)
         x1 = (np.frombuffer(w, np.uint8) - x0).astype(np.uint8)
-        fw.uc.mem_write(RAND_AT, rng.bytes(40))
+        fw.uc.mem_write(fw.rand_at, rng.bytes(40))
         fw.call(fw.symbol("tvla_a2b"),
                 [int.from_bytes(x0.tobytes(), "little"), int.from_bytes(x1.tobytes(), "little"),
-                 RAND_AT, 8], [OUT_AT])
-        b0, b1 = fw.uc.mem_read(OUT_AT, 2)
+                 fw.rand_at, 8], [fw.out_at])
+        b0, b1 = fw.uc.mem_read(fw.out_at, 2)
         msb = sum(((v >> 7) & 1) << t for t, v in enumerate(w))
         return 0 if b0 ^ b1 == msb else 1
 
@@ -342,16 +301,17 @@ def make_targets(fw, fixed_key, fixed_ct):
         (Target("a2b", "masked decoder step `masked::a2b_msb` (`rblwe_a2b_msb`, Set 1: "
                 "log2 q = 8) on one word, fixed vs random unmasked word w = x0 + x1; fresh "
                 "arithmetic shares and 10 random words", False, all_models,
-                (fw.symbol("6masked7a2b_msb"), [off])), a2b, a2b_inputs),
+                (fw.symbol("rblwe::masked::a2b_msb"), [off])), a2b, a2b_inputs),
         (Target("leaky-and", "control: an AND gadget computing x0 ^ x1 (`tvla_leaky_and`)",
                 True, all_models, (fw.symbol("tvla_leaky_and"), [])),
          gadget("tvla_leaky_and"), gadget_inputs),
         (Target("share", "share creation `MaskedSecretKey::from_secret_key` (fixed), fixed vs "
-                "random key; verdict on the stores (the plain key is necessarily loaded in "
-                "clear, so register samples are reported, not judged)",
-                False, stores, (on, [off])), share("tvla_share"), key_target),
+                "random key; verdict on the data stores (register spills to the stack excluded: "
+                "the plain key is necessarily loaded into registers in clear, so register "
+                "samples and their spills are reported, not judged)",
+                False, data_stores, (on, [off])), share("tvla_share"), key_target),
         (Target("share-clear", "control: share creation as before the fix (`s1 = r2` stored "
-                "in clear, then `s1 -= s0`)", True, stores, (on, [off])),
+                "in clear, then `s1 -= s0`)", True, data_stores, (on, [off])),
          share("tvla_share_clear_control"), key_target),
     ]
 
@@ -508,10 +468,17 @@ def main():
             ta, tb = a.t(), b.t()
             # Confirmed: |t| reached at the same sample, with the same sign, in both halves.
             both[m] = np.where(np.sign(ta) == np.sign(tb), np.minimum(np.abs(ta), np.abs(tb)), 0)
+        # Data stores only (register spills to the stack excluded), for the share targets.
+        st_pc = res["layout"][2]
+        spill = np.array([fw.is_spill(int(pc)) for pc in st_pc], dtype=bool)
+        res["spills"] = int(spill.sum())
+        for m in ("st-HW", "st-HD"):
+            both[m + "-data"] = np.where(spill, 0, both[m])
+            ts[m + "-data"] = np.where(spill, 0, ts[m])
         row = dict(target=target, res=res, ts=ts, max={}, where={}, conf={}, cwhere={},
                    over={}, live={})
         for m, t in ts.items():
-            if len(t):
+            if len(t) and np.any(t != 0):
                 k = int(np.argmax(np.abs(t)))
                 row["max"][m] = float(abs(t[k]))
                 row["where"][m] = locate(fw, res["layout"], m, k)
@@ -533,7 +500,7 @@ def main():
             + f" ({'PASS' if row['pass'] else 'FAIL'})")
         plot(Path(args.plots) / f"tvla-{target.name}.png",
              f"TVLA {target.name}: {res['n'][0]} fixed + {res['n'][1]} random traces "
-             f"({args.label} form); dashed: |t| = 4.5", ts)
+             f"({args.label} form); dashed: |t| = 4.5", {m: ts[m] for m in MODELS})
         results.append(row)
         # Written after every target, so an interrupted run leaves its finished targets.
         write_report(Path(args.report), results, args, seed, fw)
@@ -552,7 +519,8 @@ def write_report(path, results, args, seed, fw):
         f"flagged when max |t| > {THRESHOLD} in a judged model. Models: reg-HW = Hamming weight "
         "of each register write (r0-r12, lr, APSR flags), reg-HD = Hamming distance to the "
         "previous value of the same register, st-HW / st-HD = Hamming weight of store data and "
-        "distance between successive store data (memory write bus). Every trace must execute "
+        "distance between successive store data (memory write bus); st-*-data = the same without "
+        "register spills (push / stm / str to sp). Every trace must execute "
         "the same instruction addresses (hash checked), so samples align by position.",
         "",
         "A sample counts as leaking only if |t| > 4.5 at that sample, with the same sign, in both "
@@ -572,7 +540,8 @@ def write_report(path, results, args, seed, fw):
     for r in results:
         t, res = r["target"], r["res"]
         _, ninsn, nreg, nst = res["ref"]
-        judged = "all" if t.criterion == MODELS else ", ".join(t.criterion)
+        judged = "all" if t.criterion == MODELS else ", ".join(
+            f"{m} {r['max'][m]:.2f} / {r['conf'][m]:.2f}" for m in t.criterion)
         lines.append(
             f"| {t.name} | {res['n'][0]} + {res['n'][1]} | {ninsn} | {nreg} / {nst} | "
             + " | ".join(f"{r['max'][m]:.2f} / {r['conf'][m]:.2f}" for m in MODELS)
@@ -582,9 +551,9 @@ def write_report(path, results, args, seed, fw):
     lines += ["", "Targets and where each maximum lies:", ""]
     for r in results:
         t, res = r["target"], r["res"]
-        lines.append(f"- **{t.name}**: {t.what}. {res['elapsed']:.0f} s "
-                     f"(plot: `tvla-{t.name}.png`).")
-        for m in MODELS:
+        lines.append(f"- **{t.name}**: {t.what}. {res['elapsed']:.0f} s; {res['spills']} of "
+                     f"the store samples are register spills (plot: `tvla-{t.name}.png`).")
+        for m in list(MODELS) + [m for m in t.criterion if m not in MODELS]:
             lines.append(f"  - {m}: max |t| {r['max'][m]:.2f} at {r['where'][m]}; confirmed in "
                          f"both halves {r['conf'][m]:.2f} at {r['cwhere'][m]}; "
                          f"{r['over'][m]} of {r['live'][m]} non-constant samples above 4.5 over "
