@@ -56,15 +56,51 @@ pub fn isw_and(x0: u32, x1: u32, y0: u32, y1: u32, r: u32) -> (u32, u32) {
     crate::arch::isw_and(x0, x1, y0, y1, r)
 }
 
+/// ORs the message-bit shares into their buffers: `m0 |= b0 << shift`, `m1 |= b1 << shift`
+/// (portable form).
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
+#[inline(always)]
+fn pack_shares(b0: u8, b1: u8, m0: &mut u8, m1: &mut u8, shift: u32) {
+    *m0 |= b0 << shift;
+    *m1 |= b1 << shift;
+}
+
+/// ORs the message-bit shares into their buffers (Cortex-M33: the assembly
+/// `rblwe_pack_shares` in the private `arch` module, which keeps the two shares apart in
+/// registers and on the store bus).
+#[cfg(all(target_arch = "arm", target_feature = "dsp"))]
+#[inline(always)]
+fn pack_shares(b0: u8, b1: u8, m0: &mut u8, m1: &mut u8, shift: u32) {
+    crate::arch::pack_shares(b0, b1, m0, m1, shift)
+}
+
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
 const LANE_LOW: u32 = 0xfefe_fefe;
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
 const LANE_ONES: u32 = 0x0101_0101;
 
 /// Masked arithmetic-to-Boolean conversion and MSB extraction for four coefficients.
 ///
 /// `x0 + x1` (byte lanes, mod 256) is the value; returns two 4-bit shares whose XOR holds,
 /// in bit `t`, bit `log_q - 1` of lane `t` of the sum. `r` supplies fresh randomness.
+///
+/// On a Cortex-M33 this is the assembly `rblwe_a2b_msb` (private `arch` module), which keeps
+/// the two shares in disjoint registers; elsewhere the portable form below.
 #[inline(never)]
 pub fn a2b_msb(x0: u32, x1: u32, r: &[u32; RANDOM_WORDS_PER_GROUP], log_q: u32) -> (u8, u8) {
+    #[cfg(all(target_arch = "arm", target_feature = "dsp"))]
+    {
+        crate::arch::a2b_msb(x0, x1, r, log_q)
+    }
+    #[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
+    {
+        a2b_msb_portable(x0, x1, r, log_q)
+    }
+}
+
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
+#[inline(always)]
+fn a2b_msb_portable(x0: u32, x1: u32, r: &[u32; RANDOM_WORDS_PER_GROUP], log_q: u32) -> (u8, u8) {
     // Boolean sharings of the two addends: A = x0 = a0 ^ a1, B = x1 = b0 ^ b1.
     let (a0, a1) = (x0 ^ r[0], r[0]);
     let (b0, b1) = (r[1], x1 ^ r[1]);
@@ -85,9 +121,21 @@ pub fn a2b_msb(x0: u32, x1: u32, r: &[u32; RANDOM_WORDS_PER_GROUP], log_q: u32) 
 }
 
 /// Packs bit 0 of each byte lane into a nibble.
+#[cfg(not(all(target_arch = "arm", target_feature = "dsp")))]
 #[inline(always)]
 fn gather(x: u32) -> u8 {
     ((x & 1) | ((x >> 7) & 2) | ((x >> 14) & 4) | ((x >> 21) & 8)) as u8
+}
+
+/// Combines the two message shares into `out`: the message bit is 1 XOR MSB, so the
+/// complement goes on share 0 only. This is the one place the two shares meet (masking ends
+/// here, as in the paper); a function of its own so that leakage tools can bound the masked
+/// region (`security/tvla` stops its traces at this symbol).
+#[inline(never)]
+fn unmask_message(out: &mut [u8], m0: &[u8], m1: &[u8]) {
+    for ((o, x), y) in out.iter_mut().zip(m0).zip(m1) {
+        *o = (x ^ 0xff) ^ y;
+    }
 }
 
 /// A secret key held as two arithmetic shares `s0 + s1 = r2 (mod 256)`. Zeroized on drop.
@@ -127,8 +175,10 @@ impl<P: ParamSet> MaskedSecretKey<P> {
             s1: P::Poly::zeroed(),
         };
         pool.fill(key.s0.as_mut())?;
-        arith::add_bits(key.s1.as_mut(), bits.as_ref(), 1);
-        arith::sub_assign(key.s1.as_mut(), key.s0.as_ref());
+        // s1 = r2 - s0 in one pass: each word of r2 is subtracted from in registers and
+        // only the masked difference is stored (never `s1 = r2`, then `s1 -= s0`).
+        key.s1.as_mut().copy_from_slice(key.s0.as_ref());
+        arith::bits_minus(key.s1.as_mut(), bits.as_ref());
         Ok(key)
     }
 
@@ -265,8 +315,13 @@ impl<P: ParamSet> MaskedSecretKey<P> {
                 u1.as_ref()[k + 3],
             ]);
             let (b0, b1) = a2b_msb(x0, x1, &random, P::LOG_Q);
-            m0.as_mut()[k >> 3] |= b0 << (k & 7);
-            m1.as_mut()[k >> 3] |= b1 << (k & 7);
+            pack_shares(
+                b0,
+                b1,
+                &mut m0.as_mut()[k >> 3],
+                &mut m1.as_mut()[k >> 3],
+                (k & 7) as u32,
+            );
             groups = core::hint::black_box(groups + 1);
         }
         random.zeroize();
@@ -282,11 +337,7 @@ impl<P: ParamSet> MaskedSecretKey<P> {
             });
         }
         if result.is_ok() {
-            // The message bit is 1 XOR MSB: the complement goes on share 0 only. This is the
-            // one place the two shares meet: the output.
-            for ((o, x), y) in out.iter_mut().zip(m0.as_ref()).zip(m1.as_ref()) {
-                *o = (x ^ 0xff) ^ y;
-            }
+            unmask_message(out, m0.as_ref(), m1.as_ref());
         }
         m0.as_mut().zeroize();
         m1.as_mut().zeroize();
