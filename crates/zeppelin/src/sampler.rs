@@ -1,7 +1,7 @@
 //! Samplers: uniform mod `q` (public stream only), ternary and discrete Gaussian (secret
 //! stream only, constant time, fixed keystream consumption).
 
-use crate::prng::{Keystream, PublicPrng, SecretPrng};
+use crate::prng::{Keystream, PublicPrng, SecretKeystream, SecretPrng};
 use zeppelin_ring::{ct, ClientKernels, Modulus};
 use zeroize::Zeroize;
 
@@ -61,7 +61,7 @@ pub fn ternary_from_word(w: u32) -> i8 {
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
 // (firmware/m55/audit.py) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_ternary<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
+pub fn sample_ternary<S: SecretKeystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
     for x in out.iter_mut() {
         *x = ternary_from_word(prng.next_u32());
     }
@@ -101,7 +101,7 @@ pub fn gaussian_from_words<B: ClientKernels>(
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
 // (firmware/m55/audit.py) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_gaussian<S: Keystream, B: ClientKernels>(
+pub fn sample_gaussian<S: SecretKeystream, B: ClientKernels>(
     prng: &mut SecretPrng<S>,
     out: &mut [i8],
     backend: &B,
