@@ -10,7 +10,8 @@ image (direct `bl`/`b` to a symbol); every function reached is audited with the 
   R2 control flow: every conditional branch (`b<cond>`, `cbz`/`cbnz`, a forward `wls`), every
      pc write inside an IT block (`bxeq lr`, `popne {..,pc}`, `moveq pc, ..`), every table
      branch (`tbb`/`tbh`: an indexed branch) and every indirect branch or call (`bx rN`, `blx
-     rN`, `mov pc, rN`, `ldr pc, ..`; `bx lr` / `pop {..,pc}` outside IT blocks are returns),
+     rN`, `mov pc, rN`, `ldr pc, ..`; `bx lr` / `pop {..,pc}` outside IT blocks are returns)
+     and every call of an early-exit compare (`memcmp`, `bcmp`: a finding at the call site),
      unless it is one of the loop shapes (back-edge, loop exit, loop guard) or a bounds check:
        back-edge     a conditional branch to an earlier address (or `le`/`letp`);
        loop exit     a forward branch to the instruction after an unconditional `b L` with L
@@ -27,7 +28,8 @@ image (direct `bl`/`b` to a symbol); every function reached is audited with the 
      gather (`vldr* Qd, [Rn, Qm]`, `[Qm, #imm]`). A register that holds an immediate since its
      last definition in the block (`mov`/`movw` #imm) is a constant offset, not an index.
   R4 indexed store: the same address forms for stores (`str*`, `strd`), and MVE scatters
-     (`vstr* Qd, [Rn, Qm]`).
+     (`vstr* Qd, [Rn, Qm]`). For R3 and R4, a load or store inside an IT block (executed or
+     not depending on the flags) is also a finding: its address trace depends on the condition.
   R5 loop bound: the condition of every branch accepted as loop control must be a loop
      counter: for a back-edge or loop exit, the flags come from a compare (or a flag-setting
      add/sub with an immediate) of an induction register of the loop (every definition of it
@@ -55,6 +57,8 @@ CORE_REGS = {f"r{i}" for i in range(13)} | {"sb", "sl", "fp", "ip", "sp", "lr", 
 ALIAS = {"r9": "sb", "r10": "sl", "r11": "fp", "r12": "ip", "r13": "sp", "r14": "lr", "r15": "pc"}
 DIV_HELPER = re.compile(r"__aeabi_[iu]?l?div|__aeabi_[iu]?l?divmod|__aeabi_[fd]div|__u?divsi3|__u?modsi3"
                         r"|__udivmod|__divmod|__u?divdi3|__u?moddi3|__div[sd]f3|sqrtf?\b")
+# Comparison helpers that return at the first difference (their timing depends on the data).
+EARLY_EXIT_HELPER = re.compile(r"^(memcmp|bcmp|strcmp|strncmp)$")
 # Rust's compiler-inserted checks (index, slice range, arithmetic overflow, division by zero).
 CHECK_CALL = re.compile(r"panic_bounds_check|slice_(start_|end_)?index_(len_|order_)?fail|slice_index_fail"
                         r"|panic_const_|str_index_overflow_fail")
@@ -379,6 +383,8 @@ def audit_copy(insns, starts):
                 if name is not None and "+0x" not in (sym or ""):
                     if DIV_HELPER.search(name):
                         add("R1", x, "call of a variable-latency helper")
+                    if EARLY_EXIT_HELPER.search(name):
+                        add("R2", x, "call of an early-exit compare helper")
                     callees.add(name)
         # R1
         if b in ("sdiv", "udiv") or b.startswith(("vdiv", "vsqrt")):
@@ -404,7 +410,9 @@ def audit_copy(insns, starts):
             parts, _, post = mo
             rule = "R3" if is_load else "R4"
             what = "load" if is_load else "store"
-            if any(re.match(r"^q\d+$", p) for p in parts):
+            if in_it:
+                add(rule, x, f"predicated {what} in an IT block (executed or not by the flags)")
+            elif any(re.match(r"^q\d+$", p) for p in parts):
                 add(rule, x, "MVE gather" if is_load else "MVE scatter")
             elif len(parts) >= 2 and is_core(parts[1]) and reg(parts[0]) != "pc":
                 if reg(parts[1]) not in constant:

@@ -35,10 +35,9 @@ pub trait Keystream: Sized {
 /// `E` of [`crate::Bfv`] require it, so a keystream with secret-indexed tables (such as the
 /// firmware's table AES, fine for the public stream) cannot be plugged into the secret stream.
 ///
-/// # Safety
-///
-/// Implementing it is a promise the compiler cannot check: the implementation must be
-/// constant-time in the above sense (checked on the compiled firmware by `security/audit`).
+/// Implementing it is a promise the compiler cannot check (this crate forbids `unsafe`, so it
+/// is a plain marker trait, implemented deliberately per type): the implementation must be
+/// constant-time in the above sense, which `security/audit` checks on the compiled firmware.
 ///
 /// A keystream that only implements [`Keystream`] is refused as the secret stream:
 ///
@@ -70,11 +69,11 @@ pub trait Keystream: Sized {
 /// Bfv::<Seal4096, TableAesCtr128, zeppelin::AesCtr128>::generate_secret_key_with(&seed, &mut sk)?;
 /// # Ok::<(), zeppelin::Error>(())
 /// ```
-pub unsafe trait SecretKeystream: Keystream {}
+pub trait SecretKeystream: Keystream {}
 
-// SAFETY: RustCrypto's software `aes` is the fixsliced constant-time implementation (no
-// table lookups), and `ctr`'s counter arithmetic depends only on the output length.
-unsafe impl SecretKeystream for AesCtr128 {}
+// RustCrypto's software `aes` is the fixsliced constant-time implementation (no table
+// lookups), and `ctr`'s counter arithmetic depends only on the output length.
+impl SecretKeystream for AesCtr128 {}
 
 /// AES-128 in counter mode: key = `seed[0..16]`, initial counter block = `seed[16..32]`,
 /// incremented as one 128-bit big-endian integer (`ctr::Ctr128BE`). The keystream is the
@@ -216,7 +215,7 @@ impl<S: SecretKeystream> SecretPrng<S> {
 
     /// The next keystream word (little-endian).
     // Kept out of line: the secret stream's word reader is one function the firmware's
-    // binary audit (firmware/m55/audit.py) checks with its reviewed findings, whichever
+    // binary audit (security/audit) checks with its reviewed findings, whichever
     // sampler calls it.
     #[inline(never)]
     pub fn next_u32(&mut self) -> u32 {

@@ -65,9 +65,9 @@ pub struct Record<const ID: usize> {
     inner: AesCtr128,
 }
 
-// SAFETY: the software AES-CTR's constant-time output, then a copy of it at the tape's write
+// Constant-time: the software AES-CTR's constant-time output, then a copy of it at the tape's write
 // position (a count of bytes, public); no branch or address depends on the bytes.
-unsafe impl<const ID: usize> SecretKeystream for Record<ID> {}
+impl<const ID: usize> SecretKeystream for Record<ID> {}
 
 impl<const ID: usize> Keystream for Record<ID> {
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
@@ -98,9 +98,9 @@ pub struct Replay<const ID: usize> {
     pos: usize,
 }
 
-// SAFETY: copies recorded bytes from the tape's read position (a count of bytes, public); no
+// Constant-time: copies recorded bytes from the tape's read position (a count of bytes, public); no
 // branch or address depends on the bytes.
-unsafe impl<const ID: usize> SecretKeystream for Replay<ID> {}
+impl<const ID: usize> SecretKeystream for Replay<ID> {}
 
 impl<const ID: usize> Keystream for Replay<ID> {
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
