@@ -41,7 +41,7 @@ pub trait Keystream: Sized {
 ///
 /// A keystream that only implements [`Keystream`] is refused as the secret stream:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// use zeppelin::{Bfv, Keystream, Seal4096, SecretKey, SecretSeed};
 /// /// Stands in for the firmware's `TableAesCtr128` (a table AES: `Keystream` only).
 /// struct TableAesCtr128;
