@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Binary constant-time audit of the Cortex-M55 firmware ELF: disassembles it with
-# arm-none-eabi-objdump and checks every function on the secret path (the list and the exact
-# rules are in audit.py, next to this script). Exit status 0 only if all pass.
-# Usage: firmware/m55/audit.sh [FIRMWARE.elf]   (default: the release build of run.sh)
+# Binary constant-time audit of the Cortex-M55 images: the test image, the Seal8192 image and
+# the six client images, each with its own roots, reviews and pinned counts (security/audit:
+# rules in engine.py, images in images.py). Exit status 0 only if every image passes.
+# Usage: firmware/m55/audit.sh [FIRMWARE.elf]   (default: the release build of run.sh; the
+#        other images are read from the same directory)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 for tool in arm-none-eabi-objdump python3; do
@@ -12,9 +13,17 @@ for tool in arm-none-eabi-objdump python3; do
   fi
 done
 elf="${1:-${CARGO_TARGET_DIR:-$here/../../target-m55}/thumbv8m.main-none-eabihf/release/zeppelin-m55}"
-if [ ! -f "$elf" ]; then
-  echo "audit.sh: $elf not found; build it first (firmware/m55/run.sh)" >&2
-  exit 2
-fi
-echo "== binary audit: $elf =="
-exec python3 "$here/audit.py" "$elf"
+dir="$(dirname "$elf")"
+images=(m55-test="$elf" m55-seal8192="$dir/seal8192")
+for client in client_symmetric_seal4096 client_symmetric_zeppelin4096 client_symmetric_seal8192 \
+    client_public_seal4096 client_public_zeppelin4096 client_public_seal8192; do
+  images+=(m55-$client="$dir/$client")
+done
+for spec in "${images[@]}"; do
+  if [ ! -f "${spec#*=}" ]; then
+    echo "audit.sh: ${spec#*=} not found; build it first (firmware/m55/run.sh)" >&2
+    exit 2
+  fi
+done
+echo "== binary audit: the M55 images in $dir =="
+exec python3 "$here/../../security/audit/audit.py" "${images[@]}"

@@ -188,8 +188,8 @@ def main():
       "clear with the ciphertext (or public key); cache-timing leakage of key- and data-dependent table indices "
       "can only reveal what the observer already has. The secret stream (`prng_e`: secret key, errors, `u`) "
       "keeps the constant-time software AES (or a board's AES peripheral). `Bfv<P, A, E>` takes the two as "
-      "separate type parameters, so the table AES cannot reach secrets by accident, and the audit's negative "
-      "control shows the secret-path rules reject it.\n")
+      "separate type parameters and `E` requires the `SecretKeystream` marker, which the table AES does not "
+      "implement, so it cannot be plugged into the secret stream (a compile_fail doc test shows it).\n")
     w("## Memory\n")
     w("Client-only images (`src/bin/client_*`: keys, workspace, one ciphertext, slots, plaintext; no test data), "
       "`arm-none-eabi-size -A`, bytes:\n")
@@ -221,18 +221,14 @@ def main():
       + ", ".join(f"`{k}` {num(v)}" for k, v in sizes.items()) +
       " (`.bulk`: NTT vectors and KAT files, test-only, outside the 512 KiB code memory; `.bss`: the objects "
       "of both presets, keystream tapes and test buffers).\n")
-    w("## Binary audit (`audit.sh`, rules in `audit.py`)\n")
-    w(f"`{audit}`. The MVE kernels (NTT passes; pointwise products, which also carry bfv's products with the "
-      "secret key) pass, the secret stream's AES core (`aes128_encrypt`, `sub_bytes`) and the "
-      "bfv secret arithmetic (`finish_c0`, `Workspace::clear`), the BEHZ decryption tail (the MVE kernels "
-      "`behz_accumulate_pass`, `behz_finish_pass` and their scalar twins `behz::accumulate_scalar`, "
-      "`behz::finish_scalar`), the Gaussian's CDT scan kernel (`cdt_scan_pass`), "
-      "and the secret-stream samplers and the small-value lift (`sample_ternary`, `sample_gaussian` on the "
-      "software-AES stream, `lift_small`, out of line in the bfv crate so that the audited copies are the ones that run) "
-      "contain no division, no conditional branch other than loop back-edges / exits / zero-trip guards, and no "
-      "register-indexed load. The secret stream's word reader (`SecretPrng::next_u32`) passes with pinned, "
-      "reviewed findings: one refill test and three loads at the read position, both public. The negative controls must fail and do: the table AES (R3), the rejection sampler "
-      "(R2) and `__aeabi_uldivmod` (R1). What the rules do not prove is listed at the top of `audit.py`.\n")
+    w("## Binary audit (`audit.sh` -> `security/audit`, rules in `security/audit/engine.py`)\n")
+    w(f"`{audit}`. Each of the eight images (test, Seal8192, six clients) is audited over the call graph "
+      "walked from its roots (BFV keygen, encoder, symmetric/seeded/public-key encryption, decryption, "
+      "samplers and keystream; for the clients, the whole entry point) with rules R1 (variable latency), "
+      "R2 (control flow), R3/R4 (indexed loads/stores, MVE gathers/scatters) and R5 (loop bounds). Every "
+      "finding carries a reviewed reason (`security/audit/reviews.py`), the counts per function and rule "
+      "are pinned (`security/audit/expected/`), and the test image's negative controls must each be "
+      "flagged by exactly their rule. Per-image figures: `reports/security/audit.md`.\n")
     w("## Findings worth knowing\n")
     w("- With `+mve`, LLVM's auto-vectoriser miscompiled the bfv crate's constant-time CDT Gaussian sampler in "
       "some inlining contexts: every sample came out +4 (one 4-lane group of thresholds counted wrongly). Only "

@@ -2,7 +2,7 @@
 # Builds the Cortex-M55 firmware and runs it under QEMU (mps3-an547): on-target tests
 # (PASS/FAIL lines, exit status = failures), then the measurement table
 # (instructions retired under QEMU -icount shift=0, never cycles), then static memory per
-# section and the binary audit (audit.sh).
+# section and the binary audit of all eight images (audit.sh -> security/audit).
 #
 # It installs nothing. Missing tools are named with the apt-get line that provides them.
 # Usage: firmware/m55/run.sh [--no-audit]

@@ -43,7 +43,9 @@ pub use keys::{PublicKey, SecretKey};
 pub use ops::{Bfv, EncryptionSeeds, Workspace};
 pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Seal8192, Zeppelin4096};
 pub use plaintext::Plaintext;
-pub use prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
+pub use prng::{
+    AesCtr128, Keystream, PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
+};
 pub use rows::{CoeffRows, NttRows};
 pub use wire::WireError;
 

@@ -13,7 +13,9 @@ use crate::error::Error;
 use crate::keys::{check_rows, PublicKey, SecretKey};
 use crate::params::{level_constants, LevelConstants, Params, RnsStorage, SmallStorage};
 use crate::plaintext::Plaintext;
-use crate::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
+use crate::prng::{
+    AesCtr128, Keystream, PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
+};
 use crate::rows::CoeffRows;
 use crate::sampler::{lift_small, sample_gaussian, sample_ternary, sample_uniform};
 use crate::wide::Wide;
@@ -135,7 +137,7 @@ impl EncryptionSeeds {
 /// assert!(Bfv::<Seal4096>::encrypt_seeded_with(&empty, &plain, &seeds, 3, &mut ct, &mut ws).is_err());
 /// # Ok::<(), zeppelin::Error>(())
 /// ```
-pub struct Bfv<P: Params, A: Keystream = AesCtr128, E: Keystream = AesCtr128> {
+pub struct Bfv<P: Params, A: Keystream = AesCtr128, E: SecretKeystream = AesCtr128> {
     _marker: PhantomData<(P, A, E)>,
 }
 
@@ -166,7 +168,7 @@ fn small_mod(q: u32, s: i8) -> u32 {
     v.wrapping_add(q & ct::mask_from_msb(v))
 }
 
-impl<P: Params, A: Keystream, E: Keystream> Bfv<P, A, E> {
+impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
     // ----- key generation -------------------------------------------------------------
 
     /// Generates the secret key from an explicit secret seed: `s` ternary from `prng_e`

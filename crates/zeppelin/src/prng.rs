@@ -30,6 +30,51 @@ pub trait Keystream: Sized {
     fn fill(&mut self, out: &mut [u8]);
 }
 
+/// A [`Keystream`] that may feed secrets: its running time and memory addresses do not depend
+/// on its key (seed) or output. [`SecretPrng`], the samplers and the secret-stream parameter
+/// `E` of [`crate::Bfv`] require it, so a keystream with secret-indexed tables (such as the
+/// firmware's table AES, fine for the public stream) cannot be plugged into the secret stream.
+///
+/// Implementing it is a promise the compiler cannot check (this crate forbids `unsafe`, so it
+/// is a plain marker trait, implemented deliberately per type): the implementation must be
+/// constant-time in the above sense, which `security/audit` checks on the compiled firmware.
+///
+/// A keystream that only implements [`Keystream`] is refused as the secret stream:
+///
+/// ```compile_fail,E0277
+/// use zeppelin::{Bfv, Keystream, Seal4096, SecretKey, SecretSeed};
+/// /// Stands in for the firmware's `TableAesCtr128` (a table AES: `Keystream` only).
+/// struct TableAesCtr128;
+/// impl Keystream for TableAesCtr128 {
+///     fn from_seed(_: &[u8; 32]) -> Self { TableAesCtr128 }
+///     fn fill(&mut self, out: &mut [u8]) { out.fill(0) }
+/// }
+/// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
+/// let seed = SecretSeed::from_bytes([7; 32]);
+/// // E = TableAesCtr128: error[E0277]: the trait bound `TableAesCtr128: SecretKeystream` is not satisfied
+/// Bfv::<Seal4096, zeppelin::AesCtr128, TableAesCtr128>::generate_secret_key_with(&seed, &mut sk).ok();
+/// ```
+///
+/// while the same keystream is accepted as the public stream `A`:
+///
+/// ```
+/// use zeppelin::{Bfv, Keystream, Seal4096, SecretKey, SecretSeed};
+/// struct TableAesCtr128;
+/// impl Keystream for TableAesCtr128 {
+///     fn from_seed(_: &[u8; 32]) -> Self { TableAesCtr128 }
+///     fn fill(&mut self, out: &mut [u8]) { out.fill(0) }
+/// }
+/// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
+/// let seed = SecretSeed::from_bytes([7; 32]);
+/// Bfv::<Seal4096, TableAesCtr128, zeppelin::AesCtr128>::generate_secret_key_with(&seed, &mut sk)?;
+/// # Ok::<(), zeppelin::Error>(())
+/// ```
+pub trait SecretKeystream: Keystream {}
+
+// RustCrypto's software `aes` is the fixsliced constant-time implementation (no table
+// lookups), and `ctr`'s counter arithmetic depends only on the output length.
+impl SecretKeystream for AesCtr128 {}
+
 /// AES-128 in counter mode: key = `seed[0..16]`, initial counter block = `seed[16..32]`,
 /// incremented as one 128-bit big-endian integer (`ctr::Ctr128BE`). The keystream is the
 /// encryption of the all-zero message. Zeroized on drop (the `zeroize` features of `aes`/`ctr`).
@@ -156,11 +201,11 @@ impl<S: Keystream> PublicPrng<S> {
 
 /// `prng_e`: the secret stream that yields secrets and errors from a [`SecretSeed`].
 /// Its buffer is zeroized on drop (and the AES state by the keystream's own drop).
-pub struct SecretPrng<S: Keystream = AesCtr128> {
+pub struct SecretPrng<S: SecretKeystream = AesCtr128> {
     inner: Buffered<S>,
 }
 
-impl<S: Keystream> SecretPrng<S> {
+impl<S: SecretKeystream> SecretPrng<S> {
     /// Starts the secret stream.
     pub fn new(seed: &SecretSeed) -> Self {
         Self {
@@ -170,7 +215,7 @@ impl<S: Keystream> SecretPrng<S> {
 
     /// The next keystream word (little-endian).
     // Kept out of line: the secret stream's word reader is one function the firmware's
-    // binary audit (firmware/m55/audit.py) checks with its reviewed findings, whichever
+    // binary audit (security/audit) checks with its reviewed findings, whichever
     // sampler calls it.
     #[inline(never)]
     pub fn next_u32(&mut self) -> u32 {
@@ -178,7 +223,7 @@ impl<S: Keystream> SecretPrng<S> {
     }
 }
 
-impl<S: Keystream> Drop for SecretPrng<S> {
+impl<S: SecretKeystream> Drop for SecretPrng<S> {
     fn drop(&mut self) {
         self.inner.buffer.zeroize();
     }

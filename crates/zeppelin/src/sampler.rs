@@ -1,7 +1,7 @@
 //! Samplers: uniform mod `q` (public stream only), ternary and discrete Gaussian (secret
 //! stream only, constant time, fixed keystream consumption).
 
-use crate::prng::{Keystream, PublicPrng, SecretPrng};
+use crate::prng::{Keystream, PublicPrng, SecretKeystream, SecretPrng};
 use zeppelin_ring::{ct, ClientKernels, Modulus};
 use zeroize::Zeroize;
 
@@ -59,9 +59,9 @@ pub fn ternary_from_word(w: u32) -> i8 {
 /// Fills `out` with ternary coefficients in `{−1, 0, 1}`, consuming exactly `4·n` keystream
 /// bytes, with no branch on their values.
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
-// (firmware/m55/audit.py) checks the code the client runs, under this symbol.
+// (security/audit) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_ternary<S: Keystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
+pub fn sample_ternary<S: SecretKeystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
     for x in out.iter_mut() {
         *x = ternary_from_word(prng.next_u32());
     }
@@ -99,9 +99,9 @@ pub fn gaussian_from_words<B: ClientKernels>(
 /// `4·n` keystream bytes (one word per coefficient, in order), `GAUSSIAN_BLOCK` words at a
 /// time through [`gaussian_from_words`] on `backend`.
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
-// (firmware/m55/audit.py) checks the code the client runs, under this symbol.
+// (security/audit) checks the code the client runs, under this symbol.
 #[inline(never)]
-pub fn sample_gaussian<S: Keystream, B: ClientKernels>(
+pub fn sample_gaussian<S: SecretKeystream, B: ClientKernels>(
     prng: &mut SecretPrng<S>,
     out: &mut [i8],
     backend: &B,
@@ -123,7 +123,7 @@ pub fn sample_gaussian<S: Keystream, B: ClientKernels>(
 
 /// `out[i] = small[i] mod q` for small signed coefficients, branch-free.
 // Kept out of line: one copy per keystream type, so the firmware's binary audit
-// (firmware/m55/audit.py) checks the code the client runs, under this symbol.
+// (security/audit) checks the code the client runs, under this symbol.
 #[inline(never)]
 pub fn lift_small(q: &Modulus, small: &[i8], out: &mut [u32]) {
     let qv = q.value();

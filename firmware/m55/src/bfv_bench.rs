@@ -10,7 +10,7 @@ use cortex_m_semihosting::hprintln;
 use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
     encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext, PublicKey,
-    PublicSeed, SecretKey, SecretSeed, SeededCiphertext, Workspace,
+    PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
 };
 
 /// Everything one preset's client works on, in one `static`.
@@ -62,15 +62,17 @@ fn seeds() -> EncryptionSeeds {
     clippy::extra_unused_type_parameters,
     reason = "every operation has the signature that variants! instantiates per keystream pair"
 )]
-fn op_encode<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_encode<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     encoder::encode(o.slots.as_ref(), &mut o.plain)
 }
 
-fn op_keygen<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_keygen<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_secret_key_with(&SecretSeed::from_bytes(SK_SEED), &mut o.sk)
 }
 
-fn op_pk_keygen<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_pk_keygen<P: Params, A: Keystream, E: SecretKeystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_public_key_with(
         &o.sk,
         &PublicSeed(PK_SEED_A),
@@ -80,22 +82,24 @@ fn op_pk_keygen<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Re
     )
 }
 
-fn op_seeded<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_seeded<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.sct, &mut o.ws)
 }
 
-fn op_encode_seeded<P: Params, A: Keystream, E: Keystream>(
+fn op_encode_seeded<P: Params, A: Keystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     op_encode::<P, A, E>(o)?;
     op_seeded::<P, A, E>(o)
 }
 
-fn op_symmetric<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_symmetric<P: Params, A: Keystream, E: SecretKeystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.ct, &mut o.ws)
 }
 
-fn op_public<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_public<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_public_with(
         &o.pk,
         &o.plain,
@@ -106,14 +110,14 @@ fn op_public<P: Params, A: Keystream, E: Keystream>(o: &mut Objects<P>) -> Resul
     )
 }
 
-fn op_decrypt_decode<P: Params, A: Keystream, E: Keystream>(
+fn op_decrypt_decode<P: Params, A: Keystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt(&o.sk, &o.ct, &mut o.plain, &mut o.ws)?;
     encoder::decode(&o.plain, o.out.as_mut())
 }
 
-fn op_decrypt_seeded_decode<P: Params, A: Keystream, E: Keystream>(
+fn op_decrypt_seeded_decode<P: Params, A: Keystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;

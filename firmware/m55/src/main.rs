@@ -4,6 +4,7 @@
 #![no_std]
 #![no_main]
 
+mod audit_controls;
 mod behz_tests;
 mod bfv_bench;
 mod harness;
@@ -37,6 +38,7 @@ fn main() -> ! {
         None => fail_hard("core peripherals already taken"),
     };
     meter::start_systick(&mut core.SYST);
+    audit_controls::keep();
     let mut h = Harness::default();
     let (expected, measured) = meter::calibrate(500_000);
     h.check(

@@ -8,9 +8,12 @@
 //! tell them. The classic weakness of table AES, key- and data-dependent table indices that
 //! leak through cache timing, therefore leaks only public data. The secret stream (`prng_e`:
 //! secret key, errors, ephemeral `u`) keeps the constant-time bitsliced RustCrypto `aes`;
-//! the two streams are different type parameters of `Bfv<P, A, E>`, so this keystream
-//! cannot be plugged into `E` by the types alone. (The functions of this file are
-//! deliberately absent from the binary audit's secret-path list, for that reason.)
+//! the two streams are different type parameters of `Bfv<P, A, E>`, and `E` (like
+//! `SecretPrng` and the secret samplers) requires `zeppelin::SecretKeystream`, a marker that
+//! only constant-time keystreams implement: this keystream implements `Keystream` only, so
+//! `Bfv<P, A, TableAesCtr128>` does not compile (doc test on `SecretKeystream`). The binary
+//! audit (`security/audit`) reaches this file's functions only as the public stream of the
+//! test image, where its secret-indexed loads are reviewed as public-data lookups.
 //!
 //! It computes exactly what `zeppelin::AesCtr128` computes (key = seed[0..16], initial
 //! counter = seed[16..32] as a 128-bit big-endian integer), checked on target against it

@@ -7,7 +7,7 @@
 //! instruction per byte). Tape 0 holds the public stream, tape 1 the secret stream.
 
 use zeppelin::prng::SEED_BYTES;
-use zeppelin::{AesCtr128, Keystream};
+use zeppelin::{AesCtr128, Keystream, SecretKeystream};
 
 const CAPACITY: [usize; 2] = [72 * 1024, 56 * 1024];
 
@@ -65,6 +65,10 @@ pub struct Record<const ID: usize> {
     inner: AesCtr128,
 }
 
+// Constant-time: the software AES-CTR's constant-time output, then a copy of it at the tape's write
+// position (a count of bytes, public); no branch or address depends on the bytes.
+impl<const ID: usize> SecretKeystream for Record<ID> {}
+
 impl<const ID: usize> Keystream for Record<ID> {
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let t = tapes();
@@ -93,6 +97,10 @@ impl<const ID: usize> Keystream for Record<ID> {
 pub struct Replay<const ID: usize> {
     pos: usize,
 }
+
+// Constant-time: copies recorded bytes from the tape's read position (a count of bytes, public); no
+// branch or address depends on the bytes.
+impl<const ID: usize> SecretKeystream for Replay<ID> {}
 
 impl<const ID: usize> Keystream for Replay<ID> {
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {

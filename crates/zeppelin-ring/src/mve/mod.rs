@@ -25,7 +25,7 @@
 //! Control flow: the butterfly bodies are straight-line; the layer kernels repeat them in
 //! counted loops (`subs`/`bne` on a public count: groups, rows), and the fused last-two-layer
 //! row kernels (`ct_quad_row64`, `gs_quad_row64`) have no branch at all. Every conditional
-//! branch in a kernel function is such a loop back-edge, which `firmware/m55/audit.sh`
+//! branch in a kernel function is such a loop back-edge, which `security/audit`
 //! checks on the linked binary.
 //!
 //! - forward (Cooley–Tukey): `u = reduce(x, 2q) + q`, `d = hi(y·w) − hi(m·q)`,

@@ -501,7 +501,7 @@ unsafe fn scale2(a: *mut u32, count: usize, w: u32, c: &Consts) {
 // is loops over public counts (groups, rows, blocks) computed by the dispatcher with shifts;
 // no bounds checks, no division, no data-dependent branch. Counts are at least 1 (loops are
 // do-while, so there is no zero-trip test either). They are the functions the binary audit
-// (firmware/m55/audit.sh) holds to its strict rules.
+// (security/audit) holds to its strict rules.
 
 /// The loop both layer shapes share: `groups` groups of `2·half` coefficients, one twiddle
 /// each (`tw` points at the group's first twiddle), butterflies (Cooley–Tukey forward, or
