@@ -356,8 +356,17 @@ pub fn decrypt<
 ) -> Result<(), Error> {
     check_len("message output buffer", out, P::BITS_BYTES)?;
     let result = decrypt_inner::<P, C, K, R, CAP>(sk, ct, pool, out);
-    if result.is_err() {
+    // The barrier hides from the optimiser that the erase path only runs on an error: a
+    // single fault that sends an Ok result down it (seen in the emulated campaign,
+    // security/fault) must then return an error, not Ok with an erased output.
+    if black_box(result.is_err()) {
         out.zeroize();
+        return match result {
+            Err(e) => Err(e),
+            Ok(()) => Err(Error::FaultDetected {
+                check: "output erasure on an Ok result",
+            }),
+        };
     }
     result
 }
@@ -377,6 +386,10 @@ fn decrypt_inner<
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
     let mut reject = P::Bits::zeroed();
+    // The output's address, kept behind a barrier: a fault on the register holding it would
+    // otherwise redirect the stores and the cross-check alike, and both copies would agree
+    // while `out` kept stale data (seen in the emulated campaign, security/fault).
+    let out_address = black_box(out.as_ptr() as usize);
     let result = (|| {
         sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
         kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
@@ -469,6 +482,11 @@ fn decrypt_inner<
             if diff != 0 {
                 return Err(Error::FaultDetected {
                     check: "duplicated output selection",
+                });
+            }
+            if black_box(out.as_ptr() as usize) != out_address {
+                return Err(Error::FaultDetected {
+                    check: "output address",
                 });
             }
         }
