@@ -632,9 +632,12 @@ def main() -> int:
         keep = set(a.regions.split(","))
         trials = [t for t in trials if t.region in keep]
     if a.max_trials and len(trials) > a.max_trials:
-        trials = rng.sample(trials, a.max_trials)
+        counters_kept = [t for t in trials if t.group == "loop counter"]
+        others = [t for t in trials if t.group != "loop counter"]
+        trials = counters_kept + rng.sample(others, max(0, a.max_trials - len(counters_kept)))
     if a.plan_only:
         print(len(trials), dict(Counter((t.model, t.group) for t in trials)))
+        print(dict(Counter(t.region for t in trials)))
         return 0
     trace = golden["valid"][0]
     regions = regions_valid
@@ -665,6 +668,9 @@ def main() -> int:
         else:
             t.outcome, t.check = classify(st, t.ct, res)
         done.append(t)
+        if t.outcome in ("silent corruption", "forgery released", "error, not erased", "not injected"):
+            print(f"  {t.outcome}: {t.model}/{t.group} {t.ct} region={t.region} index={t.index} "
+                  f"{t.addr:#x} {t.insn} reg={t.reg} bit={t.bit} {t.check}", flush=True)
         if (n + 1) % 1000 == 0:
             c = Counter(x.outcome for x in done)
             print(f"  {n + 1} trials, {time.time() - t0:.0f} s: {dict(c)}", flush=True)

@@ -17,8 +17,8 @@
 //! is this crate's own (not ML-KEM's). As in the paper, the wrapper is not backed by a
 //! formal proof, and Set 2's 2^-10 failure rate makes it unsuitable there.
 
-use hkdf::HkdfExtract;
 use core::hint::black_box;
+use hkdf::HkdfExtract;
 use rand_core::CryptoRngCore;
 use sha2::{Digest, Sha256};
 use zeppelin_ring::ct::mask_is_zero;
