@@ -3,7 +3,7 @@
 
 Exit status 1 if the hardened campaign has any forgery or silent corruption (errors with an
 unerased output are reported), if a planned fault was never injected, if no loop-completion counter fired,
-or if the negative control (no fault hardening) released no forgery.
+or if the negative control (no fault hardening) shows no failure (forgery or silent corruption).
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def main() -> int:
     ap.add_argument("--control", required=True)
     ap.add_argument("--out", required=True, help="reports/security directory")
     ap.add_argument("--command", default="security/fault/run.sh")
+    ap.add_argument("--notes", default="", help="markdown appended to the report (history of findings)")
     a = ap.parse_args()
     hard = json.load(open(a.hardened))
     ctrl = json.load(open(a.control))
@@ -77,8 +78,9 @@ def main() -> int:
     failures = sum(total[c] for c in FAILING)
     ctrl_trials = [t for t in ctrl["trials"] if t["outcome"] != "not injected"]
     ctrl_total = Counter(t["outcome"] for t in ctrl_trials)
+    ctrl_failures = sum(ctrl_total[c] for c in FAILING)
     ok = failures == 0 and not_injected == 0 and sum(counter_checks.values()) > 0 \
-        and ctrl_total["forgery released"] > 0
+        and ctrl_failures > 0
     os.makedirs(a.out, exist_ok=True)
 
     # Plots
@@ -128,9 +130,9 @@ def main() -> int:
               f"{total['forgery released']} forgeries released, {total['silent corruption']} silent "
               f"corruptions, {total['error, not erased']} errors with unerased output; "
               f"{not_injected} planned faults not injected; loop-completion counters fired in "
-              f"{sum(counter_checks.values())} trials; the unhardened control released "
-              f"{ctrl_total['forgery released']} forgeries in {len(ctrl_trials)} trials "
-              f"(must be > 0).")
+              f"{sum(counter_checks.values())} trials; the unhardened control had "
+              f"{ctrl_total['forgery released']} forgeries and {ctrl_total['silent corruption']} "
+              f"silent corruptions in {len(ctrl_trials)} trials (failures there must be > 0).")
     md.append("")
     md.append("### Outcomes per fault model")
     md.append("")
@@ -191,6 +193,9 @@ def main() -> int:
     md.append("")
     md.append(table([[k, ctrl_total.get(k, 0)] for k in CLASSES], ["outcome", "trials"]))
     md.append("")
+    if a.notes and os.path.exists(a.notes):
+        md.append(open(a.notes).read().rstrip())
+        md.append("")
     with open(os.path.join(a.out, "fault.md.tmp"), "w") as f:
         f.write("\n".join(md) + "\n")
     os.replace(os.path.join(a.out, "fault.md.tmp"), os.path.join(a.out, "fault.md"))

@@ -29,9 +29,9 @@ if [ ${#short[@]} -gt 0 ]; then trials=1000; limit=150; control_trials=200; else
 limit="${FAULT_LIMIT_SECONDS:-$limit}"   # a bound on the trial loop; the report says if it cut the plan
 nice -n 10 "$py" "$here/campaign.py" --elf "$elf" --max-trials "$trials" --json "$work/hardened.json" \
   --limit-seconds "$limit"
-nice -n 10 "$py" "$here/campaign.py" --elf "$elf" --config unhardened --short \
+nice -n 10 "$py" "$here/campaign.py" --elf "$elf" --config unhardened \
   --regions comparison,mask,selection --max-trials "$control_trials" --json "$work/control.json" \
   --limit-seconds 120
 cmd="security/fault/run.sh${short[*]:+ --short}"
 "$py" "$here/report.py" --hardened "$work/hardened.json" --control "$work/control.json" \
-  --out "$out" --command "$cmd"
+  --out "$out" --command "$cmd" --notes "$here/findings.md"

@@ -361,12 +361,14 @@ pub fn decrypt<
     // security/fault) must then return an error, not Ok with an erased output.
     if black_box(result.is_err()) {
         out.zeroize();
-        return match result {
-            Err(e) => Err(e),
-            Ok(()) => Err(Error::FaultDetected {
+        // Read the result again from memory (the barrier on the reference forces the
+        // reload): the compiler would otherwise reuse the possibly faulted discriminant,
+        // and `Err(e)` of an Ok result is, with the niche layout, still Ok.
+        if black_box(&result).is_ok() {
+            return Err(Error::FaultDetected {
                 check: "output erasure on an Ok result",
-            }),
-        };
+            });
+        }
     }
     result
 }
