@@ -104,7 +104,7 @@ def main() -> int:
     md = []
     md.append("## Instruction-level fault injection on the Cortex-M33 ELF (CCA2 decryption)")
     md.append("")
-    md.append(f"Command: `{a.command}`{' (short form)' if hard.get('short') else ''}. Image: "
+    md.append(f"Command: `{a.command}` (campaign.py with run.sh's full-form arguments){' (short form)' if hard.get('short') else ''}. Image: "
               f"`{os.path.relpath(hard['elf'])}`; target: `{hard['target']}` called through "
               "`fault_entry_decrypt_set1` (the instance the firmware tests run). Emulator: Unicorn "
               "2.1.4 (security/emu/m33.py). Fault-free run: "
