@@ -19,10 +19,11 @@ for f in "$elf" "$host"; do
 done
 log="$(mktemp)"; trap 'rm -f "$log"' EXIT
 status=0
+cd "$root"
 {
   echo "== negative controls (code before the fix; must FAIL) =="
   for c in m33:m33-before-fix.txt x86:host-before-fix.txt; do
-    arch="${c%%:*}"; file="$here/controls/${c#*:}"
+    arch="${c%%:*}"; file="security/cca-branch/controls/${c#*:}"
     if python3 "$here/check.py" --listing "$file" --arch "$arch"; then
       echo "CONTROL NOT CAUGHT: ${c#*:} passed"; status=1
     else

@@ -18,6 +18,8 @@ leakage traces). It follows /work/shared/SECURITY-TOOLS.md section 2 (Unicorn 2.
   instruction count; crashes (unmapped access, invalid instruction, any exception other than
   semihosting) raise `Crash`, exceeding the bound raises `Hang`, a semihosting exit (e.g. the
   panic handler) raises `Exited`;
+* the code window is mapped read/execute only (like flash): a stray store into it raises
+  `Crash` rather than corrupting the image for later runs;
 * `hook_code` / `hook_mem` add Python hooks restricted to an address range (the rest runs at
   Unicorn's full speed); `snapshot`/`restore` reset RAM and registers between trials.
 
@@ -32,7 +34,9 @@ API (kept stable; other parts of security/ build on it):
     h = m.hook_code(cb, lo, hi)            # cb(m, address, size); [lo, hi) range
     h = m.hook_mem(cb, lo, hi, write=True, read=True)   # cb(m, is_write, address, size, value)
     m.remove_hook(h)
-    snap = m.snapshot(); ...; m.restore(snap)
+    snap = m.snapshot(); ...; m.restore(snap)   # or snapshot([(addr, size), ...])
+    cp = m.checkpoint()                    # inside a code hook during a call: state + PC
+    r0 = m.resume(cp)                      # later: continue that call from there to its return
     m.disassemble(sym)                     # capstone instructions of a function
     m.run_image()                          # run from the vector table (reset) until exit
 
@@ -60,6 +64,8 @@ from unicorn import (
     UC_MEM_WRITE,
     UC_MODE_MCLASS,
     UC_MODE_THUMB,
+    UC_PROT_EXEC,
+    UC_PROT_READ,
     Uc,
     UcError,
 )
@@ -212,10 +218,14 @@ class M33:
             entry = elf.header["e_entry"]
         self.entry = entry
         self.uc.mem_write(SENTINEL, b"\x00\xbf" * 8)  # nop
+        # Code and read-only data are not writable (as in flash): a wild store raises Crash
+        # instead of silently corrupting the image for every later run.
+        self.uc.mem_protect(CODE_BASE, CODE_SIZE, UC_PROT_READ | UC_PROT_EXEC)
         self.output = bytearray()  # semihosting output
         self.exit_code: int | None = None
         self._fault: EmulationError | None = None
         self._brk = SCRATCH_BASE
+        self._code_hooks: dict = {}
         self.uc.hook_add(UC_HOOK_INTR, self._on_interrupt)
         self._cs = Cs(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS)
         self._cs.detail = True
@@ -300,20 +310,38 @@ class M33:
 
     # ----- state -----------------------------------------------------------------------
 
-    def snapshot(self) -> tuple:
-        """RAM contents, scratch pointer and registers, for `restore`."""
+    def snapshot(self, regions: list[tuple[int, int]] | None = None) -> tuple:
+        """RAM contents (all of it, or only the (address, size) `regions`, e.g. .bss, the
+        scratch buffers and the top of the stack, which makes `restore` cheaper), scratch
+        pointer and registers, for `restore`."""
         regs = tuple(self.uc.reg_read(r) for r in CALLEE_STATE)
-        return (self.read(RAM_BASE, RAM_SIZE), self._brk, regs, bytes(self.output))
+        regions = regions or [(RAM_BASE, RAM_SIZE)]
+        ram = [(a, self.read(a, n)) for a, n in regions]
+        return (ram, self._brk, regs, bytes(self.output))
 
     def restore(self, snap: tuple) -> None:
         ram, brk, regs, output = snap
-        self.uc.mem_write(RAM_BASE, ram)
+        for addr, data in ram:
+            self.uc.mem_write(addr, data)
         self._brk = brk
         for r, v in zip(CALLEE_STATE, regs):
             self.uc.reg_write(r, v)
         self.output = bytearray(output)
         self.exit_code = None
         self._fault = None
+
+    def checkpoint(self, regions: list[tuple[int, int]] | None = None) -> tuple:
+        """Inside a code hook: the machine state before the current instruction (a snapshot
+        plus the PC), for `resume`."""
+        return (self.snapshot(regions), self.uc.reg_read(UC_ARM_REG_PC))
+
+    def resume(self, cp: tuple, max_instructions: int = 50_000_000, until: int = SENTINEL) -> int:
+        """Continues a `checkpoint` taken during a `call` until that call returns; returns r0.
+        Raises Crash, Hang or Exited like `call`."""
+        snap, pc = cp
+        self.restore(snap)
+        self._run(pc | 1, until, max_instructions)
+        return self.uc.reg_read(UC_ARM_REG_R0)
 
     # ----- hooks -----------------------------------------------------------------------
 
@@ -323,6 +351,7 @@ class M33:
                                   begin=lo, end=hi - 1)
         # Hooks are compiled into translated blocks: drop the cached translation of the range.
         self.uc.ctl_remove_cache(lo, hi)
+        self._code_hooks[handle] = (lo, hi)
         return handle
 
     def hook_mem(self, callback: Callable[["M33", bool, int, int, int], None], lo: int, hi: int,
@@ -338,7 +367,11 @@ class M33:
 
     def remove_hook(self, handle) -> None:
         self.uc.hook_del(handle)
-        self.uc.ctl_flush_tb()
+        span = self._code_hooks.pop(handle, None)
+        if span is not None:
+            self.uc.ctl_remove_cache(*span)  # only the blocks that held the hook
+        else:
+            self.uc.ctl_flush_tb()
 
     def stop(self, error: EmulationError | None = None) -> None:
         """Stops the current run from inside a hook; `error` is raised by `call`/`run`."""

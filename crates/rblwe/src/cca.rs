@@ -17,8 +17,8 @@
 //! is this crate's own (not ML-KEM's). As in the paper, the wrapper is not backed by a
 //! formal proof, and Set 2's 2^-10 failure rate makes it unsuitable there.
 
-use hkdf::HkdfExtract;
 use core::hint::black_box;
+use hkdf::HkdfExtract;
 use rand_core::CryptoRngCore;
 use sha2::{Digest, Sha256};
 use zeppelin_ring::ct::mask_is_zero;
@@ -356,8 +356,19 @@ pub fn decrypt<
 ) -> Result<(), Error> {
     check_len("message output buffer", out, P::BITS_BYTES)?;
     let result = decrypt_inner::<P, C, K, R, CAP>(sk, ct, pool, out);
-    if result.is_err() {
+    // The barrier hides from the optimiser that the erase path only runs on an error: a
+    // single fault that sends an Ok result down it (seen in the emulated campaign,
+    // security/fault) must then return an error, not Ok with an erased output.
+    if black_box(result.is_err()) {
         out.zeroize();
+        // Read the result again from memory (the barrier on the reference forces the
+        // reload): the compiler would otherwise reuse the possibly faulted discriminant,
+        // and `Err(e)` of an Ok result is, with the niche layout, still Ok.
+        if black_box(&result).is_ok() {
+            return Err(Error::FaultDetected {
+                check: "output erasure on an Ok result",
+            });
+        }
     }
     result
 }
@@ -377,6 +388,10 @@ fn decrypt_inner<
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
     let mut reject = P::Bits::zeroed();
+    // The output's address, kept behind a barrier: a fault on the register holding it would
+    // otherwise redirect the stores and the cross-check alike, and both copies would agree
+    // while `out` kept stale data (seen in the emulated campaign, security/fault).
+    let out_address = black_box(out.as_ptr() as usize);
     let result = (|| {
         sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
         kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
@@ -469,6 +484,11 @@ fn decrypt_inner<
             if diff != 0 {
                 return Err(Error::FaultDetected {
                     check: "duplicated output selection",
+                });
+            }
+            if black_box(out.as_ptr() as usize) != out_address {
+                return Err(Error::FaultDetected {
+                    check: "output address",
                 });
             }
         }

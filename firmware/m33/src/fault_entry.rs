@@ -9,7 +9,7 @@ use core::slice;
 
 use rblwe::cca::{self, CcaCiphertext, CcaPublicKey, CcaSecretKey};
 use rblwe::cpa::SecretKey;
-use rblwe::{EntropyPool, Error, Hardened, PublicParameter, Set1};
+use rblwe::{ConstantTime, EntropyPool, Error, Hardened, PublicParameter, Set1};
 
 use crate::trng::SimTrng;
 use crate::POOL;
@@ -132,11 +132,44 @@ pub unsafe extern "C" fn fault_entry_decrypt_set1(
     status(result, check_name)
 }
 
+/// As [`fault_entry_decrypt_set1`] without fault hardening (`ConstantTime`): the
+/// campaign's negative control, where single faults are expected to release forgeries.
+///
+/// # Safety
+/// As [`fault_entry_decrypt_set1`].
+#[no_mangle]
+pub unsafe extern "C" fn fault_entry_decrypt_set1_unhardened(
+    sk: *const u8,
+    ct: *const u8,
+    out: *mut u8,
+    check_name: *mut u8,
+) -> u32 {
+    // SAFETY: the caller guarantees the buffer sizes.
+    let (sk, ct, out, check_name) = unsafe {
+        (
+            slice::from_raw_parts(sk, SECRET_KEY_BYTES),
+            slice::from_raw_parts(ct, CIPHERTEXT_BYTES),
+            slice::from_raw_parts_mut(out, MESSAGE_BYTES),
+            slice::from_raw_parts_mut(check_name, CHECK_NAME_BYTES),
+        )
+    };
+    let Ok(mut sk) = CcaSecretKey::<Set1, SecretKey<Set1>>::from_bytes(sk) else {
+        return BAD_KEY_BYTES;
+    };
+    let Ok(ct) = CcaCiphertext::<Set1>::from_bytes(ct) else {
+        return BAD_CIPHERTEXT_BYTES;
+    };
+    let mut pool = EntropyPool::<SimTrng, POOL>::new(SimTrng::new(1));
+    let result = cca::decrypt::<Set1, ConstantTime, _, _, POOL>(&mut sk, &ct, &mut pool, out);
+    status(result, check_name)
+}
+
 /// The entry points' addresses, so that the linker keeps them (nothing calls them).
-pub fn keep() -> [usize; 3] {
+pub fn keep() -> [usize; 4] {
     [
         fault_entry_keygen_set1 as *const () as usize,
         fault_entry_encrypt_set1 as *const () as usize,
         fault_entry_decrypt_set1 as *const () as usize,
+        fault_entry_decrypt_set1_unhardened as *const () as usize,
     ]
 }
