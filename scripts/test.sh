@@ -4,6 +4,8 @@
 #  - interoperability tests (a)-(e) against Microsoft SEAL (seal-python 4.4.0)
 #  - Cortex-M55 firmware under QEMU (KATs on target, MVE vs portable, measurements) + binary audit
 #  - Cortex-M33 RBLWE firmware under QEMU (KATs on target, staged measurements, gadget check)
+#  - the security suite's short forms (security/run.sh --short: binary audit, CCA2 branch
+#    check, trace equivalence, fault campaign, TVLA, dudect, fuzzing) -> reports/security.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -31,9 +33,12 @@ done
   done
 )
 cargo clippy --workspace --all-targets --release -q -- -D warnings
+# The host fault simulation is its own test target (the hooks never reach the KAT builds).
+cargo clippy -p rblwe --release -q --features fault-sim --test fault_campaign -- -D warnings
 
 echo "== host tests =="
 cargo test --workspace --release
+cargo test --release -p rblwe --features fault-sim --test fault_campaign
 
 echo "== SEAL interoperability =="
 cargo build --release -q -p zeppelin-cli
@@ -44,3 +49,6 @@ bash firmware/m55/run.sh
 
 echo "== Cortex-M33 RBLWE firmware (QEMU mps2-an505) =="
 bash firmware/m33/run.sh
+
+echo "== security suite, short forms (full forms: bash security/run.sh) =="
+bash security/run.sh --short
