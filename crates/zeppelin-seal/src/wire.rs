@@ -280,21 +280,38 @@ impl<'a> Reader<'a> {
     }
 
     /// `count` little-endian `u64` words. The caller must have checked `count` against the
-    /// metadata; here it is checked against what the stream can still deliver before the
-    /// output is allocated, once, at its final size (no reallocation leaves copies behind).
-    /// The words are returned in a [`Zeroizing`] buffer, and the staging buffer is wiped,
-    /// since they may be a secret key's.
+    /// metadata; here it is checked against what the stream can still deliver before
+    /// anything is allocated. From the input itself the output is allocated once at its final
+    /// size; from a decompressor (whose output is only bounded by the parameters) it starts
+    /// small and doubles as data actually arrives, each smaller buffer wiped as it is
+    /// replaced. Either way no reallocation leaves a copy behind: the words are returned in a
+    /// [`Zeroizing`] buffer and the staging buffer is wiped, since they may be a secret key's.
     pub fn u64_words(&mut self, count: usize, field: &'static str) -> Result<Zeroizing<Vec<u64>>> {
         const CHUNK: usize = 512;
         let bytes = (count as u64).checked_mul(8).unwrap_or(u64::MAX);
         self.ensure_available(bytes, field)?;
-        let mut out = Zeroizing::new(Vec::with_capacity(count));
+        let initial = match self.bound {
+            Bound::Input(_) => count,
+            Bound::Decompressed(_) => count.min(CHUNK * 8),
+        };
+        let mut out = Zeroizing::new(Vec::with_capacity(initial));
         let mut buf = Zeroizing::new([0u8; CHUNK * 8]);
         let mut left = count;
         while left > 0 {
             let take = left.min(CHUNK);
             let bytes = buf.get_mut(..take * 8).unwrap_or_default();
             self.read_exact(bytes, field)?;
+            if out.capacity() - out.len() < take {
+                let grown = out
+                    .capacity()
+                    .saturating_mul(2)
+                    .max(out.len() + take)
+                    .min(count);
+                let mut bigger = Zeroizing::new(Vec::with_capacity(grown));
+                bigger.extend_from_slice(&out);
+                // The old buffer is wiped as it drops.
+                out = bigger;
+            }
             out.extend(
                 bytes
                     .chunks_exact(8)
@@ -550,6 +567,11 @@ pub fn unframe<T>(
             let mut dec = zstd::stream::read::Decoder::with_buffer(body)
                 .map_err(|source| SealError::Decompression { what, source })?
                 .single_frame();
+            // A frame header may ask for a window of up to 2^31 bytes: allow no more than
+            // the object can need (and at least zstd's usual 2^20, at most 2^27).
+            let window_log = (64 - max_members.leading_zeros()).clamp(20, 27);
+            dec.window_log_max(window_log)
+                .map_err(|source| SealError::Decompression { what, source })?;
             let value = {
                 let mut reader = Reader::new(&mut dec, what, Bound::Decompressed(max_members));
                 let value = parse(&mut reader)?;
