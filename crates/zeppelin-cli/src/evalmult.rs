@@ -6,14 +6,18 @@
 //!   `shared/vectors/README.md`, writes `OUT/ctk_relin0.bin` and `OUT/ctk_relin1.bin`; with
 //!   `--check`, compares them with DIR's relin files (when present), prints the mismatches
 //!   and fails if there is any.
-//! - `zeppelin evalmult serve [--listen 127.0.0.1:7878] [--ring-dim 4096]`: the loopback
-//!   server (frames documented in `zeppelin_evalmult::frames`).
+//! - `zeppelin evalmult serve [--listen 127.0.0.1:7878] [--ring-dim 4096] [limits]`: the
+//!   loopback server (frames documented in `zeppelin_evalmult::frames`, limits in
+//!   `zeppelin_evalmult::server`); it runs until SIGTERM or SIGINT, then finishes or cancels
+//!   in-flight work within `--shutdown-grace` and exits 0.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use zeppelin_evalmult::EvalMultError;
+use zeppelin_evalmult::server::{Server, ServerConfig};
+use zeppelin_evalmult::{EvalMultError, ServerError};
 
 /// What `zeppelin evalmult` can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -27,13 +31,9 @@ pub enum EvalmultError {
         #[source]
         source: std::io::Error,
     },
-    /// The server stopped with an error.
-    #[error("server: {source}")]
-    Server {
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// The server's configuration is invalid, or it stopped with an error.
+    #[error("server: {0}")]
+    Server(#[source] ServerError),
     /// `--in` or `--out` missing.
     #[error("--in DIR and --out OUT are required")]
     MissingDirectories,
@@ -76,40 +76,106 @@ pub enum EvalmultCommand {
     Serve(ServeArgs),
 }
 
-/// Arguments of `zeppelin evalmult serve`.
+/// Arguments of `zeppelin evalmult serve` (limits: `zeppelin_evalmult::server::ServerConfig`;
+/// every one is checked before the server listens).
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub listen: String,
-    /// Ring dimension of every session (fixed per server, as on the FPGA).
+    /// Ring dimension of every session (fixed per server, as on the FPGA): a power of two
+    /// in [16, 131072].
     #[arg(long, default_value_t = 4096)]
     pub ring_dim: usize,
-    /// Stop after this many connections (default: serve forever).
+    /// Connections served at once; more are answered with one RLER frame and closed.
+    #[arg(long, default_value_t = 256)]
+    pub max_connections: usize,
+    /// Seconds a connection may wait between frames.
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = seconds)]
+    pub idle_timeout: Duration,
+    /// Seconds a frame has to start arriving; then it must keep up with --min-rate.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    pub read_timeout: Duration,
+    /// Slowest accepted frame transfer rate, bytes per second.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    pub min_rate: u64,
+    /// Seconds replies may take to be read by the client.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    pub write_timeout: Duration,
+    /// Seconds from a session's first pair frame to its last; then it is dropped.
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = seconds)]
+    pub session_timeout: Duration,
+    /// Memory cap of one connection, MiB (frames, buffered frames, working set).
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub session_memory: usize,
+    /// Memory cap of all connections together, MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 1024)]
+    pub memory: usize,
+    /// Computations at once (default: one per core).
     #[arg(long)]
-    pub max_connections: Option<usize>,
+    pub workers: Option<usize>,
+    /// Consecutive refused frames after which a connection is closed.
+    #[arg(long, default_value_t = 32)]
+    pub max_errors: usize,
+    /// Seconds in-flight work may take to finish after SIGTERM/SIGINT.
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = seconds)]
+    pub shutdown_grace: Duration,
+}
+
+/// A non-negative number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{text}`: {e}"))
+}
+
+impl ServeArgs {
+    fn config(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(self.ring_dim);
+        config.max_connections = self.max_connections;
+        config.idle_timeout = self.idle_timeout;
+        config.read_timeout = self.read_timeout;
+        config.min_rate = self.min_rate;
+        config.write_timeout = self.write_timeout;
+        config.session_timeout = self.session_timeout;
+        config.session_memory = self.session_memory.saturating_mul(1 << 20);
+        config.total_memory = self.memory.saturating_mul(1 << 20);
+        if let Some(workers) = self.workers {
+            config.workers = workers;
+        }
+        config.max_errors = self.max_errors;
+        config.shutdown_grace = self.shutdown_grace;
+        config
+    }
+}
+
+/// `zeppelin evalmult serve`: validate, listen, serve until SIGTERM/SIGINT, exit 0.
+fn serve(serve: &ServeArgs) -> Result<(), EvalmultError> {
+    let config = serve.config();
+    // Checked before the socket is opened: a bad setting never listens.
+    config
+        .validate()
+        .map_err(|e| EvalmultError::Server(e.into()))?;
+    let listener = TcpListener::bind(&serve.listen).map_err(|source| EvalmultError::Listen {
+        address: serve.listen.clone(),
+        source,
+    })?;
+    let server = Server::new(listener, config).map_err(EvalmultError::Server)?;
+    let local = server.local_addr().map_err(EvalmultError::Server)?;
+    eprintln!(
+        "zeppelin evalmult: serving ring dimension {} on {local}",
+        serve.ring_dim
+    );
+    let stats = server.run_until_signal().map_err(EvalmultError::Server)?;
+    eprintln!("zeppelin evalmult: stopped: {stats}");
+    Ok(())
 }
 
 /// Runs `zeppelin evalmult`.
 pub fn run(args: EvalmultArgs) -> Result<(), EvalmultError> {
-    if let Some(EvalmultCommand::Serve(serve)) = args.command {
-        let listener =
-            TcpListener::bind(&serve.listen).map_err(|source| EvalmultError::Listen {
-                address: serve.listen.clone(),
-                source,
-            })?;
-        let local = listener
-            .local_addr()
-            .map_err(|source| EvalmultError::Listen {
-                address: serve.listen.clone(),
-                source,
-            })?;
-        eprintln!(
-            "zeppelin evalmult: serving ring dimension {} on {local}",
-            serve.ring_dim
-        );
-        return zeppelin_evalmult::server::serve(&listener, serve.ring_dim, serve.max_connections)
-            .map_err(|source| EvalmultError::Server { source });
+    if let Some(EvalmultCommand::Serve(args)) = &args.command {
+        return serve(args);
     }
     let (Some(input), Some(out)) = (args.input, args.out) else {
         return Err(EvalmultError::MissingDirectories);

@@ -526,6 +526,45 @@ pub enum FrameError {
         /// The limit.
         max: u64,
     },
+    /// The server is serving as many connections as it may.
+    #[error("server busy: {max} connections already served")]
+    ConnectionLimit {
+        /// The connection cap.
+        max: usize,
+    },
+    /// Reading and processing a frame would exceed a memory cap.
+    #[error("frame needs {needed} bytes, over the {scope} memory cap of {cap} bytes ({held} already held)")]
+    MemoryCap {
+        /// Bytes the frame needs (the frame and its working set).
+        needed: usize,
+        /// `per-session` or `global`.
+        scope: &'static str,
+        /// The cap.
+        cap: usize,
+        /// Bytes already held (by this connection, or by all).
+        held: usize,
+    },
+    /// The session in progress was not finished in time; its buffered frames were dropped.
+    #[error("session expired after {millis} ms; its frames were dropped")]
+    SessionExpired {
+        /// The session timeout, milliseconds.
+        millis: u64,
+    },
+    /// No frame began within the idle timeout.
+    #[error("idle for {millis} ms; closing")]
+    Idle {
+        /// The idle timeout, milliseconds.
+        millis: u64,
+    },
+    /// Too many consecutive frames were refused.
+    #[error("{count} consecutive frames refused; closing")]
+    TooManyErrors {
+        /// The limit.
+        count: usize,
+    },
+    /// The server is shutting down.
+    #[error("server shutting down")]
+    ShuttingDown,
     /// The server closed the connection before the session ended.
     #[error("server closed the connection")]
     ServerClosed,
@@ -597,4 +636,75 @@ pub struct RemoteError {
     pub code: u32,
     /// The server's message.
     pub message: String,
+}
+
+/// What is wrong with a server's configuration ([`crate::server::ServerConfig`]): found when
+/// the server starts, before it listens.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The ring dimension is not a power of two in the supported range.
+    #[error("ring dimension {ring_dim} is not a power of two in [{min}, {max}]")]
+    RingDimension {
+        /// The rejected ring dimension.
+        ring_dim: usize,
+        /// Smallest supported.
+        min: usize,
+        /// Largest supported.
+        max: usize,
+    },
+    /// A count, a timeout or a rate that must be positive is zero.
+    #[error("{what} must be positive")]
+    Zero {
+        /// The setting.
+        what: &'static str,
+    },
+    /// The per-session memory cap exceeds the global one.
+    #[error("per-session memory cap {session} bytes exceeds the global cap {total} bytes")]
+    SessionAboveTotal {
+        /// The per-session cap.
+        session: usize,
+        /// The global cap.
+        total: usize,
+    },
+    /// The per-session memory cap cannot hold even the smallest session at this ring
+    /// dimension.
+    #[error("per-session memory cap {session} bytes is below the {needed} bytes the smallest session at ring dimension {ring_dim} needs")]
+    SessionTooSmall {
+        /// The per-session cap.
+        session: usize,
+        /// What one tower, one ciphertext needs.
+        needed: usize,
+        /// The ring dimension.
+        ring_dim: usize,
+    },
+    /// More compute workers than the limit.
+    #[error("{workers} compute workers exceed the limit {max}")]
+    TooManyWorkers {
+        /// The setting.
+        workers: usize,
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// Why a server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The configuration is invalid.
+    #[error("invalid server configuration: {0}")]
+    Config(#[from] ConfigError),
+    /// An operating-system call the server needs failed (`what` names it).
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server's thread ended abnormally.
+    #[error("server thread ended abnormally")]
+    Thread,
 }

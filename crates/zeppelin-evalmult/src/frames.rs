@@ -226,28 +226,52 @@ impl PairHeader {
     }
 }
 
-/// Reads and checks the header of a pair frame against the session's parameters.
-pub fn decode_pair_header(frame: &[u64], ctx: &RnsContext) -> Result<PairHeader> {
-    if frame.len() < 3 {
-        return Err(FrameError::Truncated {
-            frame: "pair",
-            needed: 3,
-            found: frame.len(),
+/// Words of a pair frame's header (also the most any frame's header has).
+pub const HEADER_WORDS: usize = 3;
+
+/// Checks the header words of a pair frame (`head`: its first [`HEADER_WORDS`] words, or
+/// fewer when the frame is shorter) against the profile, and that its length `len` (in
+/// words, the stream's length prefix) is the one the header implies: everything about a
+/// pair frame that can be known before its body is read (or allocated).
+pub fn check_pair_header(head: &[u64], len: u64, ctx: &RnsContext) -> Result<PairHeader> {
+    let header = pair_header_fields(head, len)?;
+    // Checked first: they bound `frame_len` (at most 3 + 2^17 · 278_656 words).
+    check_header_fields(&header, ctx)?;
+    let expected = header.frame_len(ctx.ring_dim());
+    if len != expected as u64 {
+        return Err(FrameError::PairLength {
+            expected,
+            found: usize::try_from(len).unwrap_or(usize::MAX),
         }
         .into());
     }
-    let with_digits = match (lo(frame[0]), hi(frame[0])) {
+    Ok(header)
+}
+
+fn pair_header_fields(head: &[u64], len: u64) -> Result<PairHeader> {
+    let (Some(&w0), Some(&w1), Some(&w2)) = (head.first(), head.get(1), head.get(2)) else {
+        return Err(FrameError::Truncated {
+            frame: "pair",
+            needed: HEADER_WORDS,
+            found: usize::try_from(len).unwrap_or(usize::MAX).min(head.len()),
+        }
+        .into());
+    };
+    let with_digits = match (lo(w0), hi(w0)) {
         (CMD_RLMP, 0) => true,
         (CMD_RLMD, 0) => false,
-        _ => return Err(FrameError::UnknownCommand { word: frame[0] }.into()),
+        _ => return Err(FrameError::UnknownCommand { word: w0 }.into()),
     };
-    let header = PairHeader {
+    Ok(PairHeader {
         with_digits,
-        ciphertexts: lo(frame[1]) as usize,
-        digits: hi(frame[1]) as usize,
-        pair_index: lo(frame[2]) as usize,
-        pair_count: hi(frame[2]) as usize,
-    };
+        ciphertexts: lo(w1) as usize,
+        digits: hi(w1) as usize,
+        pair_index: lo(w2) as usize,
+        pair_count: hi(w2) as usize,
+    })
+}
+
+fn check_header_fields(header: &PairHeader, ctx: &RnsContext) -> Result<()> {
     let towers = ctx.towers();
     if header.digits != towers {
         return Err(FrameError::DigitCount {
@@ -271,6 +295,21 @@ pub fn decode_pair_header(frame: &[u64], ctx: &RnsContext) -> Result<PairHeader>
         }
         .into());
     }
+    Ok(())
+}
+
+/// Reads and checks the header of a pair frame against the session's parameters.
+pub fn decode_pair_header(frame: &[u64], ctx: &RnsContext) -> Result<PairHeader> {
+    if frame.len() < 3 {
+        return Err(FrameError::Truncated {
+            frame: "pair",
+            needed: 3,
+            found: frame.len(),
+        }
+        .into());
+    }
+    let header = pair_header_fields(frame, frame.len() as u64)?;
+    check_header_fields(&header, ctx)?;
     let expected = header.frame_len(ctx.ring_dim());
     if frame.len() != expected {
         return Err(FrameError::PairLength {
@@ -571,8 +610,17 @@ pub mod codes {
     pub const PARAMETERS: u32 = 2;
     /// The frame does not fit the session's state (no profile yet, mixed frame kinds, ...).
     pub const SEQUENCE: u32 = 3;
-    /// The stream framing itself is broken; the connection closes.
+    /// The stream framing itself is broken, or the client sent too many bad frames; the
+    /// connection closes.
     pub const FATAL: u32 = 4;
+    /// A limit of the server refuses the connection or the frame now (the connection cap,
+    /// a memory cap); retrying later may succeed.
+    pub const BUSY: u32 = 5;
+    /// A timeout: the connection was idle too long (it closes) or the session in progress
+    /// expired (its buffered frames are dropped; the connection goes on).
+    pub const TIMEOUT: u32 = 6;
+    /// The server is shutting down; the connection closes.
+    pub const SHUTDOWN: u32 = 7;
 }
 
 /// An RLER frame.

@@ -52,6 +52,6 @@ pub use engine::{
     backend_from_env, tower_major_digits, Engine, EngineOptions, RelinBatch, TowerMajorDigits,
 };
 pub use error::{
-    CiphertextId, Component, EvalMultError, Factor, FrameError, Input, KeyPart, ManifestError,
-    PairKind, Result,
+    CiphertextId, Component, ConfigError, EvalMultError, Factor, FrameError, Input, KeyPart,
+    ManifestError, PairKind, Result, ServerError,
 };

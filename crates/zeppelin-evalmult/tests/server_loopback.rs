@@ -29,16 +29,14 @@ fn vectors() -> VectorSet {
     VectorSet::load(&dir).expect("shared OpenFHE vectors")
 }
 
-/// A server on an ephemeral loopback port for `connections` connections.
-fn start(
-    ring_dim: usize,
-    connections: usize,
-) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+/// A server on an ephemeral loopback port (default limits).
+fn start(ring_dim: usize) -> (std::net::SocketAddr, server::ServerHandle) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handle =
-        std::thread::spawn(move || server::serve(&listener, ring_dim, Some(connections)).unwrap());
-    (addr, handle)
+    let handle = server::Server::new(listener, server::ServerConfig::new(ring_dim))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    (handle.local_addr(), handle)
 }
 
 fn expect_error(client: &mut Client, code: u32) -> String {
@@ -52,7 +50,7 @@ fn expect_error(client: &mut Client, code: u32) -> String {
 fn openfhe_vectors_over_tcp_and_malformed_frames() {
     let set = vectors();
     let expected = set.expected.clone().unwrap();
-    let (addr, server) = start(4096, 2);
+    let (addr, server) = start(4096);
     let mut client = Client::connect(addr).unwrap();
 
     // Digits decomposed in the server (RLMD).
@@ -143,7 +141,7 @@ fn openfhe_vectors_over_tcp_and_malformed_frames() {
         frames::read_frame(&mut stream).unwrap(),
         frames::Incoming::Closed
     ));
-    server.join().unwrap();
+    server.shutdown().unwrap();
 }
 
 #[test]
@@ -176,14 +174,14 @@ fn odd_tower_count_over_tcp_matches_reference() {
             )
         })
         .collect();
-    let (addr, server) = start(n, 1);
+    let (addr, server) = start(n);
     let mut client = Client::connect(addr).unwrap();
     let remote = client.eval_mult(&ctx, &key, &pairs, None).unwrap();
     for ((x, y), got) in pairs.iter().zip(&remote) {
         assert_eq!(*got, reference::eval_mult(&ctx, &key, x, y).unwrap().relin);
     }
     drop(client);
-    server.join().unwrap();
+    server.shutdown().unwrap();
 }
 
 #[test]
@@ -238,7 +236,7 @@ fn client_reports_server_errors_as_typed_frame_errors() {
     let set = vectors();
     // A server for n = 1024: the moduli of the n = 4096 vectors are valid for it too, so the
     // profile is accepted and the pair frames are refused for their length.
-    let (addr, server) = start(1024, 1);
+    let (addr, server) = start(1024);
     let mut client = Client::connect(addr).unwrap();
     let err = client
         .eval_mult(&set.context, &set.key, &set.pairs, None)
@@ -252,7 +250,7 @@ fn client_reports_server_errors_as_typed_frame_errors() {
         "{err}"
     );
     drop(client);
-    server.join().unwrap();
+    server.shutdown().unwrap();
 
     // Results that do not fit the session.
     let ctx = &set.context;
