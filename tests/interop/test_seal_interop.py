@@ -145,7 +145,8 @@ def rotate_columns(values):
 def seal_keys_from(keys, source):
     if source.startswith("zeppelin"):
         seeded = ["--seeded"] if source == "zeppelin-seeded" else []
-        run("keys", "--dir", keys.dir, "--relin", "--galois", *seeded)
+        # The fixture directory is shared by the sources: each run replaces the keys.
+        run("keys", "--dir", keys.dir, "--relin", "--galois", "--force", *seeded)
         size = keys.path("relin.seal").stat().st_size
         assert size == keys.expected["relin_seeded" if seeded else "relin"], size
         relin = seal.RelinKeys()

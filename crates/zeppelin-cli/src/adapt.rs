@@ -8,7 +8,9 @@ use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 use zeppelin_seal::ComprMode;
 
 use crate::error::{CliError, CliResult, Operation};
-use crate::keydir::{read, write, KeyDir};
+use crate::input::read_seal;
+use crate::keydir::{ciphertext_cap, KeyDir};
+use crate::output::{check_file_destination, write_file, Secrecy};
 use crate::preset::PresetFn;
 
 /// SEAL's compression of the output.
@@ -56,9 +58,12 @@ pub fn run(a: &AdaptArgs) -> CliResult<()> {
         type Output = CliResult<()>;
         fn call<P: SealPreset>(self) -> CliResult<()> {
             let a = self.0;
+            check_file_destination(&a.output)?;
             let ctx = KeyDir::new(&a.dir).device_context::<P>()?;
-            let out = adapt_bytes(&ctx, &read(&a.input)?, &a.input, a.compress.into())?;
-            write(&a.output, &out)
+            let input = read_seal(&a.input, "ciphertext", ciphertext_cap::<P>())?;
+            let out = adapt_bytes(&ctx, &input, &a.input, a.compress.into())?;
+            write_file(&a.output, &out, Secrecy::Public)?;
+            Ok(())
         }
     }
     KeyDir::new(&a.dir).preset()?.run(Adapt(a))

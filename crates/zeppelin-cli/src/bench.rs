@@ -18,6 +18,7 @@ use zeppelin::{
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 
 use crate::error::{CliError, CliResult, Operation};
+use crate::outln;
 use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
 /// Arguments of `zeppelin bench`.
@@ -63,20 +64,20 @@ pub fn run(a: &BenchArgs) -> CliResult<()> {
             .zip(&medians)
             .map(|((key, _), us)| format!("\"{key}\": {us:.3}"))
             .collect();
-        println!(
+        outln!(
             "{{\"preset\": \"{}\", \"runs\": {}, \"unit\": \"us\", \"operations\": {{{}}}}}",
             a.preset.name(),
             a.runs,
             ops.join(", ")
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "zeppelin bench: preset {}, n = {n}, t = {t}, medians of {} runs on this host",
             a.preset.name(),
             a.runs
-        );
+        )?;
         for ((_, label), us) in OPERATIONS.iter().zip(&medians) {
-            println!("{label:<56} {us:>10.1} µs");
+            outln!("{label:<56} {us:>10.1} µs")?;
         }
     }
     Ok(())

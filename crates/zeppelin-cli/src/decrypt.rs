@@ -8,7 +8,8 @@ use zeppelin::{encoder, Plaintext, Workspace};
 use zeppelin_seal::device::{self, SealPreset};
 
 use crate::error::{CliError, CliResult, Operation};
-use crate::keydir::{read, KeyDir};
+use crate::input::read_seal;
+use crate::keydir::{ciphertext_cap, KeyDir};
 use crate::preset::{zero_slots, PresetFn, Slots};
 use crate::slots::print_slots;
 
@@ -30,7 +31,7 @@ pub fn run(a: &DecryptArgs) -> CliResult<()> {
     impl PresetFn for Decrypt<'_> {
         type Output = CliResult<Slots>;
         fn call<P: SealPreset>(self) -> CliResult<Slots> {
-            let bytes = read(&self.0.input)?;
+            let bytes = read_seal(&self.0.input, "ciphertext", ciphertext_cap::<P>())?;
             decrypt_bytes::<P>(&KeyDir::new(&self.0.dir), &bytes, &self.0.input)
         }
     }
@@ -45,8 +46,8 @@ pub fn decrypt_bytes<P: SealPreset>(
     bytes: &[u8],
     source: &Path,
 ) -> CliResult<Slots> {
-    let sk = keys.device_secret_key::<P>()?;
     let ctx = keys.device_context::<P>()?;
+    let sk = keys.device_secret_key::<P>(&ctx)?;
     let ct = device::read_any(&ctx, bytes).map_err(CliError::seal_file(source))?;
     // The plaintext is zeroized when it drops.
     let mut plain = Box::new(Plaintext::<P>::zeroed());

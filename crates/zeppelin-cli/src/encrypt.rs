@@ -14,7 +14,8 @@ use zeppelin_seal::device::{self, SealPreset};
 use zeppelin_seal::{ComprMode, PrngInfo, PrngType};
 
 use crate::error::{CliError, CliResult, Operation};
-use crate::keydir::{write, KeyDir};
+use crate::keydir::KeyDir;
+use crate::output::{write_file, Secrecy};
 use crate::preset::PresetFn;
 use crate::slots::parse_values;
 
@@ -65,8 +66,10 @@ pub fn run(a: &EncryptArgs) -> CliResult<()> {
             if level == 0 || level > P::K {
                 return Err(CliError::Level { level, max: P::K });
             }
+            crate::output::check_file_destination(&a.output)?;
             let bytes = encrypt_bytes::<P>(&KeyDir::new(&a.dir), &slots, a.mode, level)?;
-            write(&a.output, &bytes)
+            write_file(&a.output, &bytes, Secrecy::Public)?;
+            Ok(())
         }
     }
     KeyDir::new(&a.dir).preset()?.run(Encrypt(a))
@@ -84,9 +87,10 @@ pub fn encrypt_bytes<P: SealPreset>(
     encoder::encode(slots, &mut plain).map_err(CliError::device(Operation::Encoding))?;
     let mut ws = Box::new(Workspace::new());
     let wire = CliError::seal(Operation::WireForm);
+    let ctx = keys.device_context::<P>()?;
     match mode {
         Mode::Seeded => {
-            let sk = keys.device_secret_key::<P>()?;
+            let sk = keys.device_secret_key::<P>(&ctx)?;
             let mut ct = Box::new(SeededCiphertext::<P>::zeroed());
             let seeds = EncryptionSeeds::generate(&mut OsRng);
             Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, level, &mut ct, &mut ws)
@@ -94,7 +98,7 @@ pub fn encrypt_bytes<P: SealPreset>(
             device::to_wire_seeded(&ct).map_err(wire)
         }
         Mode::Symmetric => {
-            let sk = keys.device_secret_key::<P>()?;
+            let sk = keys.device_secret_key::<P>(&ctx)?;
             let mut ct = Box::new(Ciphertext::<P>::zeroed());
             let seeds = EncryptionSeeds::generate(&mut OsRng);
             Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, level, &mut ct, &mut ws)
@@ -102,7 +106,6 @@ pub fn encrypt_bytes<P: SealPreset>(
             device::to_wire_full(&ct).map_err(wire)
         }
         Mode::Public => {
-            let ctx = keys.device_context::<P>()?;
             let pk = keys.encryption_public_key(&ctx)?;
             let mut ct = Box::new(Ciphertext::<P>::zeroed());
             let seed = SecretSeed::generate(&mut OsRng);
@@ -111,15 +114,14 @@ pub fn encrypt_bytes<P: SealPreset>(
             device::to_wire_full(&ct).map_err(wire)
         }
         Mode::SealBlake2xb | Mode::SealShake256 => {
-            let sk = keys.device_secret_key::<P>()?;
+            let sk = keys.device_secret_key::<P>(&ctx)?;
             let mut ct = Box::new(Ciphertext::<P>::zeroed());
             let seeds = EncryptionSeeds::generate(&mut OsRng);
             Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, P::K, &mut ct, &mut ws)
                 .map_err(CliError::device(Operation::SymmetricEncryption))?;
-            let ctx = keys.device_context::<P>()?;
             let seal_ct =
                 device::to_seal(&ctx, &ct).map_err(CliError::seal(Operation::Adapting))?;
-            let seal_sk = keys.seal_secret_key(ctx.seal())?;
+            let seal_sk = keys.seal_secret_key(&ctx)?;
             let mut seed = [0u8; 64];
             OsRng.fill_bytes(&mut seed);
             let info = PrngInfo {

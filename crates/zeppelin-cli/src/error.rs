@@ -7,7 +7,10 @@ use std::path::PathBuf;
 
 use zeppelin_seal::SealError;
 
+use crate::console::ConsoleError;
 use crate::evalmult::EvalmultError;
+use crate::input::InputError;
+use crate::output::OutputError;
 use crate::rblwe::RblweError;
 
 /// Result of a subcommand.
@@ -185,14 +188,12 @@ pub enum CliError {
         source: zeppelin::Error,
     },
     /// A line of a values file that is not a slot value.
-    #[error("{} line {line}: {text:?} is not an integer in [0, {t})", path.display())]
+    #[error("{} line {line}: not an integer in [0, {t})", path.display())]
     BadValue {
         /// The values file.
         path: PathBuf,
         /// Line number (from 1).
         line: usize,
-        /// The line.
-        text: String,
         /// The plaintext modulus.
         t: u32,
     },
@@ -232,12 +233,32 @@ pub enum CliError {
         /// The subcommand.
         command: &'static str,
     },
-    /// Standard output could not be written.
-    #[error("cannot write to stdout: {source}")]
-    Stdout {
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+    /// Standard output or error could not be written.
+    #[error(transparent)]
+    Console(#[from] ConsoleError),
+    /// An output was not written (nothing visible changed).
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// An input file was refused before it was parsed.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// `D/params.seal` holds other parameters than the preset `D/preset` names.
+    #[error("{}: EncryptionParameters does not fit the device preset {preset} (named in D/preset): {difference}", path.display())]
+    NotPresetParameters {
+        /// The parameters file.
+        path: PathBuf,
+        /// The preset's name.
+        preset: &'static str,
+        /// The first difference.
+        difference: String,
+    },
+    /// `D/secret.seal` and `D/device.sk` hold different keys.
+    #[error("{} and {} hold different secret keys", seal.display(), device.display())]
+    SecretKeysDiffer {
+        /// SEAL's secret key file.
+        seal: PathBuf,
+        /// The device's secret key file.
+        device: PathBuf,
     },
     /// `zeppelin evalmult` failed.
     #[error(transparent)]
@@ -248,6 +269,16 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// A write to stdout or stderr found the pipe closed (the run ends quietly, exit 1).
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            CliError::Console(c)
+            | CliError::Rblwe(RblweError::Console(c))
+            | CliError::Evalmult(EvalmultError::Console(c)) => c.is_broken_pipe(),
+            _ => false,
+        }
+    }
+
     /// `map_err` adapter for a SEAL-side operation.
     pub fn seal(operation: Operation) -> impl FnOnce(SealError) -> CliError {
         move |source| CliError::Seal { operation, source }

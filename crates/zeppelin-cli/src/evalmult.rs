@@ -4,20 +4,27 @@
 //!
 //! - `zeppelin evalmult --in DIR --out OUT [--check]`: reads DIR in the layout of
 //!   `shared/vectors/README.md`, writes `OUT/ctk_relin0.bin` and `OUT/ctk_relin1.bin`; with
-//!   `--check`, compares them with DIR's relin files (when present), prints the mismatches
-//!   and fails if there is any.
+//!   `--check`, compares them with DIR's relin files first: any mismatch (or DIR without
+//!   relin files to compare with) is an error, and then nothing is written, not even to
+//!   stdout. The outputs are staged ([`crate::output`]) and committed together only once
+//!   everything succeeded.
 //! - `zeppelin evalmult serve [--listen 127.0.0.1:7878] [--ring-dim 4096] [limits]`: the
 //!   loopback server (frames documented in `zeppelin_evalmult::frames`, limits in
 //!   `zeppelin_evalmult::server`); it runs until SIGTERM or SIGINT, then finishes or cancels
 //!   in-flight work within `--shutdown-grace` and exits 0.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use zeppelin_evalmult::server::{Server, ServerConfig};
+use zeppelin_evalmult::vectors::{compare, poly_to_le_bytes, VectorSet};
 use zeppelin_evalmult::{EvalMultError, ServerError};
+
+use crate::console::ConsoleError;
+use crate::outln;
+use crate::output::{commit_all, OutputError, Secrecy, StagedFile};
 
 /// What `zeppelin evalmult` can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -40,14 +47,39 @@ pub enum EvalmultError {
     /// The engine or the vector directory failed.
     #[error(transparent)]
     Engine(#[from] EvalMultError),
-    /// `--check` found differences.
-    #[error("{mismatches} residues differ from {}", input.display())]
+    /// `--check` found differences (nothing was written).
+    #[error("check: {mismatches} of {compared} residues differ from {}, {first}; nothing written", input.display())]
     Mismatches {
         /// Number of differing residues.
         mismatches: usize,
+        /// Number compared.
+        compared: usize,
+        /// Where the first difference is.
+        first: String,
         /// The input directory.
         input: PathBuf,
     },
+    /// `--check` on a directory without the expected outputs.
+    #[error("check: {} has no ctk_relin0.bin / ctk_relin1.bin for every pair: nothing to compare with", input.display())]
+    NothingToCompare {
+        /// The input directory.
+        input: PathBuf,
+    },
+    /// The output directory could not be created.
+    #[error("cannot create {}: {source}", path.display())]
+    CreateOut {
+        /// `--out`.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An output was not written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// Standard output could not be written.
+    #[error(transparent)]
+    Console(#[from] ConsoleError),
 }
 
 /// Arguments of `zeppelin evalmult`.
@@ -180,39 +212,78 @@ pub fn run(args: EvalmultArgs) -> Result<(), EvalmultError> {
     let (Some(input), Some(out)) = (args.input, args.out) else {
         return Err(EvalmultError::MissingDirectories);
     };
-    let run = zeppelin_evalmult::vectors::run_directory(&input, &out, args.check)?;
-    println!(
-        "evalmult: {} pairs in {:.3} ms ({:.1} ct/s), results in {}",
-        run.pairs,
-        run.engine_seconds * 1e3,
-        run.pairs as f64 / run.engine_seconds.max(f64::MIN_POSITIVE),
-        out.display()
-    );
-    if args.check {
-        match run.check {
-            None => println!(
-                "check: {} has no ctk_relin*.bin; nothing compared",
-                input.display()
-            ),
-            Some(report) => {
-                for m in &report.first {
-                    println!(
-                        "mismatch: pair {} relin{} tower {} coefficient {}: got {}, expected {}",
+    run_directory(&input, &out, args.check)
+}
+
+/// `--in DIR --out OUT [--check]`: every check before the first byte is written.
+fn run_directory(input: &Path, out: &Path, check: bool) -> Result<(), EvalmultError> {
+    let set = VectorSet::load(input)?;
+    if check && set.expected.is_none() {
+        return Err(EvalmultError::NothingToCompare {
+            input: input.to_path_buf(),
+        });
+    }
+    let engine = zeppelin_evalmult::Engine::new(set.context.clone(), &set.key)?;
+    let start = std::time::Instant::now();
+    let results = engine.eval_mult(&set.pairs)?;
+    let engine_seconds = start.elapsed().as_secs_f64();
+    let report = match (&set.expected, check) {
+        (Some(expected), true) => {
+            let report = compare(set.context.ring_dim(), &results, expected);
+            if report.mismatches > 0 {
+                let first = match report.first.first() {
+                    Some(m) => format!(
+                        "first at pair {} relin{} tower {} coefficient {} (got {}, expected {})",
                         m.pair, m.component, m.tower, m.index, m.got, m.expected
-                    );
-                }
-                println!(
-                    "check: {} residues compared, {} mismatches",
-                    report.compared, report.mismatches
-                );
-                if report.mismatches > 0 {
-                    return Err(EvalmultError::Mismatches {
-                        mismatches: report.mismatches,
-                        input,
-                    });
-                }
+                    ),
+                    None => String::from("in their number or lengths"),
+                };
+                return Err(EvalmultError::Mismatches {
+                    mismatches: report.mismatches,
+                    compared: report.compared,
+                    first,
+                    input: input.to_path_buf(),
+                });
+            }
+            Some(report)
+        }
+        _ => None,
+    };
+    let created = !out.exists();
+    std::fs::create_dir_all(out).map_err(|source| EvalmultError::CreateOut {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let staged = (|| {
+        let mut staged = Vec::with_capacity(2 * results.len());
+        for (k, ct) in results.iter().enumerate() {
+            for (component, poly) in [(0, &ct.c0), (1, &ct.c1)] {
+                let path = out.join(format!("ct{k}_relin{component}.bin"));
+                staged.push(StagedFile::write(
+                    &path,
+                    &poly_to_le_bytes(poly),
+                    Secrecy::Public,
+                )?);
             }
         }
+        commit_all(staged)
+    })();
+    if let Err(e) = staged {
+        if created {
+            // Only an empty directory this run made; anything else stays.
+            let _ = std::fs::remove_dir(out);
+        }
+        return Err(e.into());
+    }
+    outln!(
+        "evalmult: {} pairs in {:.3} ms ({:.1} ct/s), results in {}",
+        results.len(),
+        engine_seconds * 1e3,
+        results.len() as f64 / engine_seconds.max(f64::MIN_POSITIVE),
+        out.display()
+    )?;
+    if let Some(report) = report {
+        outln!("check: {} residues compared, 0 mismatches", report.compared)?;
     }
     Ok(())
 }

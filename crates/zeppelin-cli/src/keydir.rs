@@ -1,19 +1,27 @@
-//! The key directory `D` (docs/cli.md): its file layout, and reading and writing the objects
-//! in it. Secret files are written to a temporary file created with mode 0600, synced and
-//! renamed into place, so they are never readable by others, not even briefly.
+//! The key directory `D` (docs/cli.md): its file layout, the size caps of its files, and
+//! reading them with every check the CLI makes at load:
+//!
+//! - `D/params.seal` must be exactly the SEAL parameters of the preset `D/preset` names;
+//! - the device's keys go through the validating readers of `zeppelin` (ternary secret of a
+//!   plausible weight, public-key rows that are not degenerate), SEAL's public key through
+//!   `zeppelin_seal::device::public_key_from_seal`;
+//! - `D/secret.seal` and `D/device.sk`, when both are present, must hold the same key;
+//! - every file is read with a cap derived from the preset, secret files into buffers that
+//!   are zeroized.
+//!
+//! Writing goes through [`crate::output`]: `keygen` stages a whole directory.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use zeppelin::{PublicKey, SecretKey};
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 use zeppelin_seal::{
-    ComprMode, EncryptionParameters, PublicKey as SealPublicKey, SealContext,
-    SecretKey as SealSecretKey,
+    ComprMode, EncryptionParameters, PublicKey as SealPublicKey, SecretKey as SealSecretKey,
 };
 use zeroize::Zeroize;
 
-use crate::error::{CliError, CliResult, IoAction};
+use crate::error::{CliError, CliResult};
+use crate::input::{read_capped, read_seal, read_text, InputError};
 use crate::preset::PresetId;
 
 /// SEAL's `EncryptionParameters`.
@@ -33,63 +41,26 @@ pub const RELIN: &str = "relin.seal";
 /// SEAL's `GaloisKeys`.
 pub const GALOIS: &str = "galois.seal";
 
-/// Reads a file.
-pub fn read(path: &Path) -> CliResult<Vec<u8>> {
-    fs::read(path).map_err(|source| CliError::Io {
-        action: IoAction::Read,
-        path: path.to_path_buf(),
-        source,
-    })
+/// Cap of `D/preset` (a name and a newline).
+const PRESET_CAP: usize = 64;
+/// Cap of `D/params.seal`: a preset's parameters take about a hundred bytes.
+const PARAMS_CAP: usize = 4096;
+/// Room for SEAL's header and metadata, and for compression that expands its input.
+const SEAL_SLACK: usize = 4096;
+/// The most polynomials a SEAL ciphertext read here may have (2 fresh, 3 after a product).
+const MAX_CIPHERTEXT_POLYS: usize = 4;
+
+/// Bytes of `polys` polynomials over every prime of preset `P`'s SEAL parameters, plus 1/8
+/// and [`SEAL_SLACK`] (zlib and zstd expand incompressible data by far less).
+fn seal_cap<P: SealPreset>(polys: usize) -> usize {
+    let primes = P::K + 1;
+    let raw = polys * P::N * primes * 8;
+    raw + raw / 8 + SEAL_SLACK
 }
 
-/// Writes a file.
-pub fn write(path: &Path, bytes: &[u8]) -> CliResult<()> {
-    fs::write(path, bytes).map_err(|source| CliError::Io {
-        action: IoAction::Write,
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// Writes a secret file readable by its owner only: a temporary file beside it, created with
-/// mode 0600, written, synced, then renamed over `path`.
-pub fn write_secret(path: &Path, bytes: &[u8]) -> CliResult<()> {
-    use std::io::Write;
-    let io = |action, path: &Path| {
-        let path = path.to_path_buf();
-        move |source| CliError::Io {
-            action,
-            path,
-            source,
-        }
-    };
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".tmp");
-    let tmp = path.with_file_name(name);
-    // A stale temporary file would keep its old mode: start afresh.
-    match fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(io(IoAction::Write, &tmp)(e))
-        }
-        _ => {}
-    }
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .map_err(io(IoAction::Write, &tmp))
-        .and_then(|()| fs::rename(&tmp, path).map_err(io(IoAction::Rename, path)));
-    if written.is_err() {
-        // Nothing half-written stays behind; the first error is the one reported.
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+/// Cap of a ciphertext file of preset `P` (any accepted form).
+pub fn ciphertext_cap<P: SealPreset>() -> usize {
+    seal_cap::<P>(MAX_CIPHERTEXT_POLYS)
 }
 
 /// A key directory.
@@ -108,146 +79,155 @@ impl<'a> KeyDir<'a> {
         self.dir.join(name)
     }
 
-    /// Creates the directory if it is missing.
-    pub fn create(&self) -> CliResult<()> {
-        fs::create_dir_all(self.dir).map_err(|source| CliError::Io {
-            action: IoAction::Create,
-            path: self.dir.to_path_buf(),
-            source,
-        })
-    }
-
     /// The preset named in `D/preset`.
     pub fn preset(&self) -> CliResult<PresetId> {
         let path = self.path(PRESET);
-        let text = fs::read_to_string(&path).map_err(|source| CliError::NoKeyDirectory {
-            path: path.clone(),
-            dir: self.dir.to_path_buf(),
-            source,
+        let text = read_text(&path, "preset name", PRESET_CAP).map_err(|e| match e {
+            InputError::Io { path, source } => CliError::NoKeyDirectory {
+                path,
+                dir: self.dir.to_path_buf(),
+                source,
+            },
+            other => CliError::Input(other),
         })?;
         PresetId::from_name(text.trim()).ok_or_else(|| CliError::UnknownPreset {
             path,
-            found: text.trim().to_owned(),
+            found: text.trim().chars().take(32).collect(),
         })
     }
 
-    /// Writes `D/preset`.
-    pub fn write_preset(&self, preset: &str) -> CliResult<()> {
-        write(&self.path(PRESET), format!("{preset}\n").as_bytes())
-    }
-
-    /// SEAL's context from `D/params.seal`, whatever the parameters (trusted-side key
-    /// generation).
-    pub fn seal_context(&self) -> CliResult<SealContext> {
+    /// `D/params.seal`, which must be exactly preset `P`'s SEAL parameters.
+    pub fn parameters<P: SealPreset>(&self) -> CliResult<EncryptionParameters> {
         let path = self.path(PARAMS);
-        let parms =
-            EncryptionParameters::load(&read(&path)?).map_err(CliError::seal_file(&path))?;
-        SealContext::new(parms).map_err(CliError::seal_file(&path))
+        let bytes = read_seal(&path, "SEAL EncryptionParameters", PARAMS_CAP)?;
+        let parms = EncryptionParameters::load(&bytes).map_err(CliError::seal_file(&path))?;
+        // Compared before SEAL's context is built from them: other parameters could ask for
+        // gigabytes of tables.
+        let preset = EncryptionParameters::for_preset::<P>();
+        if let Some(difference) = first_difference(&parms, &preset) {
+            return Err(CliError::NotPresetParameters {
+                path,
+                preset: P::NAME,
+                difference,
+            });
+        }
+        Ok(parms)
     }
 
-    /// The context of preset `P` from `D/params.seal`, which must hold the preset's SEAL
-    /// parameters.
+    /// The context of preset `P` from `D/params.seal` (see [`KeyDir::parameters`]).
     pub fn device_context<P: SealPreset>(&self) -> CliResult<DeviceContext<P>> {
         let path = self.path(PARAMS);
-        let parms =
-            EncryptionParameters::load(&read(&path)?).map_err(CliError::seal_file(&path))?;
-        DeviceContext::from_parameters(parms).map_err(CliError::seal_file(&path))
+        DeviceContext::from_parameters(self.parameters::<P>()?).map_err(CliError::seal_file(&path))
     }
 
-    /// Writes `D/params.seal`.
-    pub fn write_parameters(&self, parms: &EncryptionParameters) -> CliResult<()> {
-        let path = self.path(PARAMS);
-        let bytes = parms
-            .save(ComprMode::None)
-            .map_err(CliError::seal_file(&path))?;
-        write(&path, &bytes)
-    }
-
-    /// The device's secret key from `D/device.sk`.
-    pub fn device_secret_key<P: SealPreset>(&self) -> CliResult<Box<SecretKey<P>>> {
-        let path = self.path(DEVICE_SK);
-        let mut bytes = read(&path)?;
-        let mut sk = Box::new(SecretKey::<P>::zeroed());
-        let r = sk.read_bytes(&bytes);
-        bytes.zeroize();
-        r.map_err(|source| CliError::DeviceFile { path, source })?;
+    /// The device's secret key from `D/device.sk`, checked against `D/secret.seal` when that
+    /// is present.
+    pub fn device_secret_key<P: SealPreset>(
+        &self,
+        ctx: &DeviceContext<P>,
+    ) -> CliResult<Box<SecretKey<P>>> {
+        let sk = self.read_device_secret_key::<P>()?;
+        if self.path(SECRET).exists() {
+            let seal = self.read_seal_secret_key(ctx)?;
+            self.same_secret(ctx, &sk, &seal)?;
+        }
         Ok(sk)
     }
 
-    /// Writes `D/device.sk` (mode 0600).
-    pub fn write_device_secret_key<P: SealPreset>(&self, sk: &SecretKey<P>) -> CliResult<()> {
-        let path = self.path(DEVICE_SK);
-        let mut bytes = vec![0u8; SecretKey::<P>::BYTES];
-        let r = sk
-            .write_bytes(&mut bytes)
-            .map_err(|source| CliError::DeviceFile {
-                path: path.clone(),
-                source,
-            })
-            .and_then(|_| write_secret(&path, &bytes));
-        bytes.zeroize();
-        r
+    /// SEAL's secret key from `D/secret.seal`, checked against `D/device.sk` when that is
+    /// present.
+    pub fn seal_secret_key<P: SealPreset>(
+        &self,
+        ctx: &DeviceContext<P>,
+    ) -> CliResult<SealSecretKey> {
+        let seal = self.read_seal_secret_key(ctx)?;
+        if self.path(DEVICE_SK).exists() {
+            let sk = self.read_device_secret_key::<P>()?;
+            self.same_secret(ctx, &sk, &seal)?;
+        }
+        Ok(seal)
     }
 
-    /// The device's public key from `D/device.pk`.
+    fn read_device_secret_key<P: SealPreset>(&self) -> CliResult<Box<SecretKey<P>>> {
+        let path = self.path(DEVICE_SK);
+        let bytes = read_capped(&path, "device secret key", SecretKey::<P>::BYTES)?;
+        let mut sk = Box::new(SecretKey::<P>::zeroed());
+        sk.read_bytes(&bytes)
+            .map_err(|source| CliError::DeviceFile { path, source })?;
+        Ok(sk)
+    }
+
+    fn read_seal_secret_key<P: SealPreset>(
+        &self,
+        ctx: &DeviceContext<P>,
+    ) -> CliResult<SealSecretKey> {
+        let path = self.path(SECRET);
+        let bytes = read_seal(&path, "SEAL SecretKey", seal_cap::<P>(1))?;
+        SealSecretKey::load(ctx.seal(), &bytes).map_err(CliError::seal_file(&path))
+    }
+
+    /// Refuses a SEAL secret key that is not the device's key in SEAL's form. The serialized
+    /// forms are compared without an early exit, and both buffers zeroized.
+    fn same_secret<P: SealPreset>(
+        &self,
+        ctx: &DeviceContext<P>,
+        device_sk: &SecretKey<P>,
+        seal_sk: &SealSecretKey,
+    ) -> CliResult<()> {
+        let expected = device::secret_key(ctx, device_sk)
+            .map_err(CliError::seal(crate::error::Operation::SealSecretKey))?;
+        let save = |sk: &SealSecretKey| {
+            sk.save(ComprMode::None)
+                .map_err(CliError::seal(crate::error::Operation::SealSecretKey))
+        };
+        let mut a = save(&expected)?;
+        let mut b = match save(seal_sk) {
+            Ok(b) => b,
+            Err(e) => {
+                a.zeroize();
+                return Err(e);
+            }
+        };
+        let same = a.len() == b.len()
+            && a.iter()
+                .zip(b.iter())
+                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+                == 0;
+        a.zeroize();
+        b.zeroize();
+        if same {
+            Ok(())
+        } else {
+            Err(CliError::SecretKeysDiffer {
+                seal: self.path(SECRET),
+                device: self.path(DEVICE_SK),
+            })
+        }
+    }
+
+    /// The device's public key from `D/device.pk` (degenerate rows refused).
     pub fn device_public_key<P: SealPreset>(&self) -> CliResult<Box<PublicKey<P>>> {
         let path = self.path(DEVICE_PK);
+        let bytes = read_capped(&path, "device public key", PublicKey::<P>::BYTES)?;
         let mut pk = Box::new(PublicKey::<P>::zeroed());
-        pk.read_bytes(&read(&path)?)
+        pk.read_bytes(&bytes)
             .map_err(|source| CliError::DeviceFile { path, source })?;
         Ok(pk)
     }
 
-    /// Writes `D/device.pk`.
-    pub fn write_device_public_key<P: SealPreset>(&self, pk: &PublicKey<P>) -> CliResult<()> {
-        let path = self.path(DEVICE_PK);
-        let mut bytes = vec![0u8; PublicKey::<P>::BYTES];
-        pk.write_bytes(&mut bytes)
-            .map_err(|source| CliError::DeviceFile {
-                path: path.clone(),
-                source,
-            })?;
-        write(&path, &bytes)
-    }
-
-    /// SEAL's secret key from `D/secret.seal`.
-    pub fn seal_secret_key(&self, ctx: &SealContext) -> CliResult<SealSecretKey> {
-        let path = self.path(SECRET);
-        let mut bytes = read(&path)?;
-        let sk = SealSecretKey::load(ctx, &bytes);
-        bytes.zeroize();
-        sk.map_err(CliError::seal_file(&path))
-    }
-
-    /// Writes `D/secret.seal` (mode 0600).
-    pub fn write_seal_secret_key(&self, sk: &SealSecretKey) -> CliResult<()> {
-        let path = self.path(SECRET);
-        let mut bytes = sk
-            .save(ComprMode::None)
-            .map_err(CliError::seal_file(&path))?;
-        let r = write_secret(&path, &bytes);
-        bytes.zeroize();
-        r
-    }
-
     /// SEAL's public key from `D/public.seal`.
-    pub fn seal_public_key(&self, ctx: &SealContext) -> CliResult<SealPublicKey> {
+    pub fn seal_public_key<P: SealPreset>(
+        &self,
+        ctx: &DeviceContext<P>,
+    ) -> CliResult<SealPublicKey> {
         let path = self.path(PUBLIC);
-        SealPublicKey::load(ctx, &read(&path)?).map_err(CliError::seal_file(&path))
-    }
-
-    /// Writes `D/public.seal`.
-    pub fn write_seal_public_key(&self, pk: &SealPublicKey) -> CliResult<()> {
-        let path = self.path(PUBLIC);
-        let bytes = pk
-            .save(ComprMode::None)
-            .map_err(CliError::seal_file(&path))?;
-        write(&path, &bytes)
+        let bytes = read_seal(&path, "SEAL PublicKey", seal_cap::<P>(2))?;
+        SealPublicKey::load(ctx.seal(), &bytes).map_err(CliError::seal_file(&path))
     }
 
     /// The public key the device encrypts with: SEAL's `D/public.seal` when SEAL's key level
     /// holds every device prime (so a SEAL-made public key can be dropped in), else
-    /// `D/device.pk`.
+    /// `D/device.pk`. Either way through the readers that refuse degenerate keys.
     pub fn encryption_public_key<P: SealPreset>(
         &self,
         ctx: &DeviceContext<P>,
@@ -256,36 +236,46 @@ impl<'a> KeyDir<'a> {
             return self.device_public_key();
         }
         let path = self.path(PUBLIC);
-        let seal_pk = self.seal_public_key(ctx.seal())?;
+        let seal_pk = self.seal_public_key(ctx)?;
         let mut pk = Box::new(PublicKey::<P>::zeroed());
         device::public_key_from_seal(ctx, &seal_pk, &mut pk).map_err(CliError::seal_file(&path))?;
         Ok(pk)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secret_files_are_owner_only_and_replace_what_was_there() {
-        let dir = std::env::temp_dir().join(format!("zeppelin-keydir-test-{}", std::process::id()));
-        fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.key");
-        write(&path, b"old, world-readable").unwrap();
-        write_secret(&path, b"secret").unwrap();
-        assert_eq!(fs::read(&path).unwrap(), b"secret");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        assert!(!dir.join("s.key.tmp").exists());
-        // A directory that does not exist: an error naming the file, nothing left behind.
-        let missing = dir.join("missing").join("s.key");
-        let err = write_secret(&missing, b"x").unwrap_err().to_string();
-        assert!(err.contains("s.key.tmp"), "{err}");
-        fs::remove_dir_all(&dir).unwrap();
+/// The first field in which `found` differs from the preset's `want`, as text (`None`: equal).
+fn first_difference(found: &EncryptionParameters, want: &EncryptionParameters) -> Option<String> {
+    let differ = |what: &str, a: &dyn std::fmt::Display, b: &dyn std::fmt::Display| {
+        Some(format!("{what} {a}, the preset has {b}"))
+    };
+    if found.scheme != want.scheme {
+        return differ("scheme", &found.scheme, &want.scheme);
     }
+    if found.poly_modulus_degree != want.poly_modulus_degree {
+        return differ(
+            "poly_modulus_degree",
+            &found.poly_modulus_degree,
+            &want.poly_modulus_degree,
+        );
+    }
+    if found.coeff_modulus.len() != want.coeff_modulus.len() {
+        return Some(format!(
+            "{} primes in coeff_modulus, the preset has {}",
+            found.coeff_modulus.len(),
+            want.coeff_modulus.len()
+        ));
+    }
+    if let Some((i, (a, b))) = found
+        .coeff_modulus
+        .iter()
+        .zip(&want.coeff_modulus)
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        return differ(&format!("coeff_modulus[{i}]"), a, b);
+    }
+    if found.plain_modulus != want.plain_modulus {
+        return differ("plain modulus", &found.plain_modulus, &want.plain_modulus);
+    }
+    (found != want).then(|| String::from("other parameters"))
 }

@@ -1,15 +1,22 @@
-//! `zeppelin keys --dir D [--relin] [--galois [--steps S1,S2,...]] [--seeded]`: SEAL
-//! key-switching keys from `D/secret.seal`, on the trusted side.
+//! `zeppelin keys --dir D [--relin] [--galois [--steps S1,S2,...]] [--seeded] [--force]`:
+//! SEAL key-switching keys from `D/secret.seal`, on the trusted side.
+//!
+//! Every check (flags, `--steps`, existing files, `D/params.seal` against the preset, the
+//! secret key) runs before anything is written; the new files are then written into a staged
+//! copy of `D` (its other files hard-linked in) that is swapped in whole.
 
 use std::path::PathBuf;
 
 use clap::Args;
 use rand_core::OsRng;
+use zeppelin_seal::device::SealPreset;
 use zeppelin_seal::keygen::{all_galois_elements, galois_element_for_step, KeyGenerator};
 use zeppelin_seal::ComprMode;
 
-use crate::error::{CliError, CliResult, Operation};
-use crate::keydir::{write, KeyDir, GALOIS, RELIN};
+use crate::error::{CliError, CliResult, IoAction, Operation};
+use crate::keydir::{KeyDir, GALOIS, RELIN};
+use crate::output::{check_file_destination, OutputError, Secrecy, StagedDir};
+use crate::preset::PresetFn;
 
 /// Arguments of `zeppelin keys`.
 #[derive(Args)]
@@ -29,9 +36,12 @@ pub struct KeysArgs {
     /// Write SEAL's seeded form (each key's c1 as its Blake2xb seed): about half the size.
     #[arg(long)]
     pub seeded: bool,
+    /// Replace an existing DIR/relin.seal or DIR/galois.seal.
+    #[arg(long)]
+    pub force: bool,
 }
 
-/// Runs `zeppelin keys` (for any SEAL parameters in `D/params.seal`).
+/// Runs `zeppelin keys` with the key directory's preset.
 pub fn run(a: &KeysArgs) -> CliResult<()> {
     if !a.relin && !a.galois {
         return Err(CliError::NothingToDo);
@@ -39,34 +49,55 @@ pub fn run(a: &KeysArgs) -> CliResult<()> {
     if a.steps.is_some() && !a.galois {
         return Err(CliError::StepsWithoutGalois);
     }
+    struct Keys<'a>(&'a KeysArgs);
+    impl PresetFn for Keys<'_> {
+        type Output = CliResult<()>;
+        fn call<P: SealPreset>(self) -> CliResult<()> {
+            keys::<P>(self.0)
+        }
+    }
+    KeyDir::new(&a.dir).preset()?.run(Keys(a))
+}
+
+fn keys<P: SealPreset>(a: &KeysArgs) -> CliResult<()> {
     let keys = KeyDir::new(&a.dir);
-    let ctx = keys.seal_context()?;
+    let elts = match &a.steps {
+        None => all_galois_elements(P::N),
+        Some(steps) => steps
+            .iter()
+            .map(|&s| galois_element_for_step(P::N, s))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(CliError::seal(Operation::Steps))?,
+    };
+    let mut outputs = Vec::new();
+    if a.relin {
+        outputs.push(RELIN);
+    }
+    if a.galois {
+        outputs.push(GALOIS);
+    }
+    for name in &outputs {
+        let path = keys.path(name);
+        if check_file_destination(&path)? && !a.force {
+            return Err(OutputError::Exists { path }.into());
+        }
+    }
+    let ctx = keys.device_context::<P>()?;
     let sk = keys.seal_secret_key(&ctx)?;
     let generator =
-        KeyGenerator::new(&ctx, &sk).map_err(CliError::seal(Operation::KeyGeneration))?;
+        KeyGenerator::new(ctx.seal(), &sk).map_err(CliError::seal(Operation::KeyGeneration))?;
+    let mut written = Vec::new();
     if a.relin {
-        let rk = generator.relin_keys(&mut OsRng);
-        let bytes = rk.and_then(|rk| {
+        let bytes = generator.relin_keys(&mut OsRng).and_then(|rk| {
             if a.seeded {
                 rk.save_seeded(ComprMode::None)
             } else {
                 rk.save(ComprMode::None)
             }
         });
-        write(
-            &keys.path(RELIN),
-            &bytes.map_err(CliError::seal(Operation::RelinKeys))?,
-        )?;
+        written.push((RELIN, bytes.map_err(CliError::seal(Operation::RelinKeys))?));
     }
     if a.galois {
-        let elts = match &a.steps {
-            None => all_galois_elements(ctx.n()),
-            Some(steps) => steps
-                .iter()
-                .map(|&s| galois_element_for_step(ctx.n(), s))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(CliError::seal(Operation::Steps))?,
-        };
         let bytes = generator.galois_keys(&elts, &mut OsRng).and_then(|gk| {
             if a.seeded {
                 gk.save_seeded(ComprMode::None)
@@ -74,10 +105,36 @@ pub fn run(a: &KeysArgs) -> CliResult<()> {
                 gk.save(ComprMode::None)
             }
         });
-        write(
-            &keys.path(GALOIS),
-            &bytes.map_err(CliError::seal(Operation::GaloisKeys))?,
-        )?;
+        written.push((
+            GALOIS,
+            bytes.map_err(CliError::seal(Operation::GaloisKeys))?,
+        ));
     }
+
+    // A staged copy of D: its other files carried over as hard links, the new ones written.
+    let staged = StagedDir::create(&a.dir, true)?;
+    let entries = std::fs::read_dir(&a.dir).map_err(|source| CliError::Io {
+        action: IoAction::Read,
+        path: a.dir.clone(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| CliError::Io {
+            action: IoAction::Read,
+            path: a.dir.clone(),
+            source,
+        })?;
+        let name = entry.file_name();
+        if !outputs
+            .iter()
+            .any(|o| name.as_os_str() == std::ffi::OsStr::new(o))
+        {
+            staged.keep(&name)?;
+        }
+    }
+    for (name, bytes) in &written {
+        staged.write(name, bytes, Secrecy::Public)?;
+    }
+    staged.commit()?;
     Ok(())
 }

@@ -1,85 +1,8 @@
-//! `zeppelin`: the device client, the SEAL bridge and trusted-side SEAL keys on the command
-//! line. The contract (files, exit codes, output) is documented in `docs/cli.md`.
-//!
-//! Exit status 0 on success; 1 with one line `zeppelin: error: ...` on stderr when an input is
-//! bad or an operation fails; 2 for a malformed command line (clap's usage error).
-//!
-//! This file is the command-line model and the dispatch; each subcommand lives in its own
-//! module, over `zeppelin_seal::device` (the typed device ⇄ SEAL bridge), with the key
-//! directory's layout in [`keydir`] and the preset names in [`preset`].
-
-mod adapt;
-mod bench;
-mod decrypt;
-mod demo;
-mod encrypt;
-mod error;
-mod evalmult;
-mod keydir;
-mod keygen;
-mod keys;
-mod preset;
-mod rblwe;
-mod slots;
+//! `zeppelin`: the binary. Everything lives in the `zeppelin_cli` library (so the value-file
+//! parser and the other readers can be fuzzed and tested in-process); this only calls it.
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
-
-use crate::error::CliError;
-
-#[derive(Parser)]
-#[command(
-    name = "zeppelin",
-    version,
-    about = "Zeppelin BFV device client, SEAL 4.1 adapter and trusted-side SEAL keys"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Generate a device secret key and the SEAL objects for it in DIR.
-    Keygen(keygen::KeygenArgs),
-    /// Encrypt up to 4096 slot values (integers in [0, 65537), one per line) into the device wire form.
-    Encrypt(encrypt::EncryptArgs),
-    /// Turn a device ciphertext into a SEAL Ciphertext at SEAL's first data level.
-    Adapt(adapt::AdaptArgs),
-    /// Decrypt a device ciphertext or any SEAL Ciphertext and print the 4096 slots, one per line.
-    Decrypt(decrypt::DecryptArgs),
-    /// Generate SEAL RelinKeys and/or GaloisKeys from DIR/secret.seal (trusted side).
-    Keys(keys::KeysArgs),
-    /// Run keygen, encrypt, adapt and decrypt end to end and print sizes and timings.
-    Demo(demo::DemoArgs),
-    /// OpenFHE-exact batched EvalMult + BV relinearization on a vector directory, or `serve`.
-    Evalmult(evalmult::EvalmultArgs),
-    /// Ring-binary-LWE public-key encryption (CPA or CCA2) with files: keygen, encrypt, decrypt.
-    Rblwe(rblwe::RblweArgs),
-    /// Median timings of the device operations on this host (set beside SEAL by scripts/bench_vs_seal.py).
-    Bench(bench::BenchArgs),
-}
-
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Keygen(a) => keygen::run(&a),
-        Command::Encrypt(a) => encrypt::run(&a),
-        Command::Adapt(a) => adapt::run(&a),
-        Command::Decrypt(a) => decrypt::run(&a),
-        Command::Keys(a) => keys::run(&a),
-        Command::Demo(a) => demo::run(&a),
-        Command::Evalmult(a) => evalmult::run(a).map_err(CliError::from),
-        Command::Rblwe(a) => rblwe::run(a).map_err(CliError::from),
-        Command::Bench(a) => bench::run(&a),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            // Every error's text already includes its causes: one line.
-            eprintln!("zeppelin: error: {}", e.to_string().replace('\n', " "));
-            ExitCode::FAILURE
-        }
-    }
+    zeppelin_cli::run()
 }

@@ -20,19 +20,24 @@
 
 use std::fmt;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand, ValueEnum};
 use rand_core::OsRng;
 use rblwe::cca::{self, CcaCiphertext, CcaPublicKey, CcaSecretKey};
-use rblwe::container::{self, ContainerError, Header, Kind, Scheme, HEADER_BYTES};
+use rblwe::container::{self, ContainerError, Header, Kind, Scheme};
 use rblwe::masked::MaskedSecretKey;
 use rblwe::{
     cpa, Ciphertext, EntropyPool, Hardened, ParamSet, PublicKey, PublicParameter, SecretKey, Set1,
     Set2, Set3, SetId,
 };
 use zeroize::Zeroizing;
+
+use crate::console::{self, ConsoleError};
+use crate::input::{read_capped, InputError};
+use crate::output::{
+    check_file_destination, commit_all, write_file, OutputError, Secrecy, StagedFile,
+};
 
 /// Arguments of `zeppelin rblwe`.
 #[derive(Args, Debug)]
@@ -93,7 +98,7 @@ pub struct KeygenArgs {
     /// share one `a`; default: a fresh random seed per key pair.
     #[arg(long, value_name = "HEX")]
     pub a_seed: Option<String>,
-    /// Overwrite existing key files.
+    /// Replace existing key files.
     #[arg(long)]
     pub force: bool,
 }
@@ -165,12 +170,15 @@ pub enum RblweError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// A key file exists and `--force` was not given.
-    #[error("{} exists (pass --force to overwrite)", path.display())]
-    Exists {
-        /// The file.
-        path: PathBuf,
-    },
+    /// An output was not written (nothing visible changed).
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// An input file was refused before it was parsed.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// Standard output or error could not be written.
+    #[error(transparent)]
+    Console(#[from] ConsoleError),
     /// A file that is not a well-formed container of the kind the option needs (too short,
     /// wrong magic, unknown version or header byte, wrong kind, truncated or padded).
     #[error("{}: {source}", path.display())]
@@ -229,14 +237,28 @@ fn lib_err(what: impl fmt::Display) -> impl FnOnce(rblwe::Error) -> RblweError {
     move |source| RblweError::Rblwe { what, source }
 }
 
-fn read_file(path: &Path) -> RblweResult<Zeroizing<Vec<u8>>> {
-    fs::read(path)
-        .map(Zeroizing::new)
-        .map_err(|source| RblweError::Io {
-            action: "read",
-            path: path.to_path_buf(),
-            source,
-        })
+/// The largest container file of `kind` over every set and scheme.
+fn container_cap(kind: Kind) -> usize {
+    [SetId::Set1, SetId::Set2, SetId::Set3]
+        .into_iter()
+        .flat_map(|set| [Scheme::Cpa, Scheme::Cca2].map(|scheme| Header::new(set, kind, scheme)))
+        .map(Header::file_len)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Cap of a message file: the largest message (Set 3, 64 bytes) as hex with generous
+/// whitespace.
+const MESSAGE_CAP: usize = 4096;
+
+/// Reads a container file of `kind`, at most as long as the largest one, zeroized on drop.
+fn read_container(path: &Path, kind: Kind) -> RblweResult<Zeroizing<Vec<u8>>> {
+    let what = match kind {
+        Kind::PublicKey => "RBLWE public key",
+        Kind::SecretKey => "RBLWE secret key",
+        Kind::Ciphertext => "RBLWE ciphertext",
+    };
+    Ok(read_capped(path, what, container_cap(kind))?)
 }
 
 /// Parses and checks the container in `bytes` (the contents of `path`), requiring `kind`;
@@ -258,110 +280,69 @@ fn framed(path: &Path, header: Header, payload: &[u8]) -> RblweResult<Zeroizing<
     Ok(out)
 }
 
-/// A file written to a temporary name next to its destination, moved into place by
-/// [`Staged::commit`] and removed if dropped uncommitted, so a failure leaves nothing
-/// half-written.
-struct Staged {
-    tmp: PathBuf,
-    dest: PathBuf,
-    committed: bool,
-}
-
-impl Staged {
-    fn write(dest: &Path, bytes: &[u8], secret: bool) -> RblweResult<Self> {
-        let name = dest
-            .file_name()
-            .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-        let tmp = dest.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let staged = Staged {
-            tmp,
-            dest: dest.to_path_buf(),
-            committed: false,
-        };
-        let io = |source| RblweError::Io {
-            action: "write",
-            path: dest.to_path_buf(),
-            source,
-        };
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            if secret {
-                options.mode(0o600);
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = secret;
-        let mut file = options.open(&staged.tmp).map_err(io)?;
-        file.write_all(bytes).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        Ok(staged)
-    }
-
-    fn commit(mut self) -> RblweResult<()> {
-        fs::rename(&self.tmp, &self.dest).map_err(|source| RblweError::Io {
-            action: "write",
-            path: self.dest.clone(),
-            source,
-        })?;
-        self.committed = true;
-        Ok(())
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_file(&self.tmp);
-        }
-    }
-}
-
 // ----- hex --------------------------------------------------------------------------------
 
+/// Hex text of `bytes` (a message or a key), without a secret-indexed table or a branch on
+/// a digit: `'0' + x`, plus `'a' - '0' - 10` where the mask `(9 - x) >> 8` says `x > 9`.
 fn to_hex(bytes: &[u8]) -> Zeroizing<String> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digit = |x: u8| {
+        let x = i16::from(x);
+        let c = x + 0x30 + (((9 - x) >> 8) & 0x27);
+        char::from(c.to_le_bytes()[0])
+    };
     let mut s = Zeroizing::new(String::with_capacity(2 * bytes.len()));
     for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
+        s.push(digit(b >> 4));
+        s.push(digit(b & 15));
     }
     s
 }
 
+/// -1 (all ones) when `lo <= c <= hi`, else 0, without a branch.
+fn in_range(c: i16, lo: i16, hi: i16) -> i16 {
+    ((lo - 1 - c) & (c - hi - 1)) >> 15
+}
+
+/// Bytes from hex text (ASCII whitespace ignored). Digits are decoded without a branch or a
+/// table lookup on their values; an error says what is wrong, never which characters (they
+/// may be a message).
 fn from_hex(what: &str, text: &[u8]) -> RblweResult<Zeroizing<Vec<u8>>> {
     let bad = |reason: String| RblweError::BadHex {
         what: what.to_string(),
         reason,
     };
-    let digits: Zeroizing<Vec<u8>> = Zeroizing::new(
-        text.iter()
-            .copied()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect(),
-    );
-    if !digits.len().is_multiple_of(2) {
-        return Err(bad(format!("odd number of hex digits ({})", digits.len())));
-    }
-    let value = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    };
-    let mut out = Zeroizing::new(Vec::with_capacity(digits.len() / 2));
-    for (i, pair) in digits.chunks_exact(2).enumerate() {
-        match (value(pair[0]), value(pair[1])) {
-            (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
-            _ => {
-                return Err(bad(format!(
-                    "byte {i} ({:?}) is not two hex digits",
-                    String::from_utf8_lossy(pair)
-                )))
-            }
+    // Compaction: every character is stored, the index advances past non-whitespace only.
+    let mut digits = Zeroizing::new(vec![0i16; text.len()]);
+    let mut count = 0usize;
+    for &c in text {
+        let c = i16::from(c);
+        // `u8::is_ascii_whitespace`: tab, line feed, form feed, carriage return, space.
+        let space = in_range(c, 0x09, 0x0a) | in_range(c, 0x0c, 0x0d) | in_range(c, 0x20, 0x20);
+        if let Some(slot) = digits.get_mut(count) {
+            *slot = c;
         }
+        count += usize::from((!space & 1) as u8);
+    }
+    if !count.is_multiple_of(2) {
+        return Err(bad(format!("odd number of hex digits ({count})")));
+    }
+    let mut invalid = 0i16;
+    let mut value = |c: i16| {
+        let digit = in_range(c, 0x30, 0x39);
+        let lower = in_range(c, 0x61, 0x66);
+        let upper = in_range(c, 0x41, 0x46);
+        invalid |= !(digit | lower | upper);
+        ((digit & (c - 0x30)) | (lower & (c - 0x57)) | (upper & (c - 0x37))) & 15
+    };
+    let mut out = Zeroizing::new(Vec::with_capacity(count / 2));
+    for pair in digits[..count].chunks_exact(2) {
+        let byte = value(pair[0]) << 4 | value(pair[1]);
+        out.push(byte.to_le_bytes()[0]);
+    }
+    if invalid != 0 {
+        return Err(bad(String::from(
+            "not hex text (characters other than 0-9, a-f, A-F and whitespace)",
+        )));
     }
     Ok(out)
 }
@@ -397,46 +378,64 @@ fn keygen(a: &KeygenArgs) -> RblweResult<()> {
             .fill(&mut seed)
             .map_err(lib_err("seed of the public parameter"))?,
     }
+    // Every check of the destination before a key is made.
+    let pk_path = a.out_dir.join(PK_FILE);
+    let sk_path = a.out_dir.join(SK_FILE);
+    for path in [&pk_path, &sk_path] {
+        if check_file_destination(path)? && !a.force {
+            return Err(OutputError::Exists { path: path.clone() }.into());
+        }
+    }
     let (pk, sk) = match set {
         SetId::Set1 => keygen_for::<Set1>(&seed, a.cca),
         SetId::Set2 => keygen_for::<Set2>(&seed, a.cca),
         SetId::Set3 => keygen_for::<Set3>(&seed, a.cca),
     }?;
+    let header = |kind| Header::new(set, kind, scheme);
+    let pk_bytes = framed(&pk_path, header(Kind::PublicKey), &pk)?;
+    let sk_bytes = framed(&sk_path, header(Kind::SecretKey), &sk)?;
 
+    let created = !a.out_dir.exists();
     fs::create_dir_all(&a.out_dir).map_err(|source| RblweError::Io {
         action: "create",
         path: a.out_dir.clone(),
         source,
     })?;
-    let pk_path = a.out_dir.join(PK_FILE);
-    let sk_path = a.out_dir.join(SK_FILE);
-    if !a.force {
-        for path in [&pk_path, &sk_path] {
-            if path.exists() {
-                return Err(RblweError::Exists { path: path.clone() });
-            }
-        }
+    let result = stage_and_report(a, set, scheme, (&pk_path, &pk_bytes), (&sk_path, &sk_bytes));
+    if result.is_err() && created {
+        // Only the empty directory this run made.
+        let _ = fs::remove_dir(&a.out_dir);
     }
-    let header = |kind| Header::new(set, kind, scheme);
-    let pk_bytes = framed(&pk_path, header(Kind::PublicKey), &pk)?;
-    let sk_bytes = framed(&sk_path, header(Kind::SecretKey), &sk)?;
-    let pk_file = Staged::write(&pk_path, &pk_bytes, false)?;
-    let sk_file = Staged::write(&sk_path, &sk_bytes, true)?;
-    sk_file.commit()?;
-    pk_file.commit()?;
+    result
+}
+
+/// Writes both key files staged, reports on stdout and stderr, and only then commits the
+/// pair together: any failure, a failing stdout included, leaves the old keys in place.
+fn stage_and_report(
+    a: &KeygenArgs,
+    set: SetId,
+    scheme: Scheme,
+    (pk_path, pk_bytes): (&Path, &[u8]),
+    (sk_path, sk_bytes): (&Path, &[u8]),
+) -> RblweResult<()> {
+    let staged = vec![
+        StagedFile::write(sk_path, sk_bytes, Secrecy::Secret)?,
+        StagedFile::write(pk_path, pk_bytes, Secrecy::Public)?,
+    ];
     if set == SetId::Set2 {
-        eprintln!(
+        console::warn(format_args!(
             "zeppelin rblwe: warning: set2 has a per-bit decryption failure rate of about 2^-10 \
              (about 1 in 5 messages decrypts wrongly); use it for comparison only"
-        );
+        ))?;
     }
-    println!(
+    crate::outln!(
         "rblwe keygen: {} {scheme} key pair in {}: {PK_FILE} ({} bytes), {SK_FILE} ({} bytes)",
         set.name(),
         a.out_dir.display(),
-        HEADER_BYTES + pk.len(),
-        HEADER_BYTES + sk.len()
-    );
+        pk_bytes.len(),
+        sk_bytes.len()
+    )?;
+    commit_all(staged)?;
     Ok(())
 }
 
@@ -462,7 +461,7 @@ fn keygen_for<P: ParamSet>(seed: &[u8; 32], cca: bool) -> RblweResult<KeyBytes> 
 
 /// Reads a message file for `set`: exactly n/8 raw bytes, or hex text with `hex`.
 fn read_message(path: &Path, set: SetId, hex: bool) -> RblweResult<Zeroizing<Vec<u8>>> {
-    let raw = read_file(path)?;
+    let raw = read_capped(path, "message", MESSAGE_CAP)?;
     let message = if hex {
         from_hex(&path.display().to_string(), &raw)?
     } else {
@@ -481,7 +480,8 @@ fn read_message(path: &Path, set: SetId, hex: bool) -> RblweResult<Zeroizing<Vec
 }
 
 fn encrypt(a: &EncryptArgs) -> RblweResult<()> {
-    let pk_bytes = read_file(&a.pk)?;
+    check_file_destination(&a.output)?;
+    let pk_bytes = read_container(&a.pk, Kind::PublicKey)?;
     let (header, pk) = open(&a.pk, &pk_bytes, Kind::PublicKey)?;
     let message = read_message(&a.input, header.set, a.hex)?;
     let what = a.pk.display().to_string();
@@ -498,7 +498,8 @@ fn encrypt(a: &EncryptArgs) -> RblweResult<()> {
         },
         &ct,
     )?;
-    Staged::write(&a.output, &out, false)?.commit()
+    write_file(&a.output, &out, Secrecy::Public)?;
+    Ok(())
 }
 
 fn encrypt_for<P: ParamSet>(
@@ -527,9 +528,12 @@ fn encrypt_for<P: ParamSet>(
 }
 
 fn decrypt(a: &DecryptArgs) -> RblweResult<()> {
-    let sk_bytes = read_file(&a.sk)?;
+    if let Some(path) = &a.output {
+        check_file_destination(path)?;
+    }
+    let sk_bytes = read_container(&a.sk, Kind::SecretKey)?;
     let (sk_header, sk) = open(&a.sk, &sk_bytes, Kind::SecretKey)?;
-    let ct_bytes = read_file(&a.input)?;
+    let ct_bytes = read_container(&a.input, Kind::Ciphertext)?;
     let (ct_header, ct) = open(&a.input, &ct_bytes, Kind::Ciphertext)?;
     if (ct_header.set, ct_header.scheme) != (sk_header.set, sk_header.scheme) {
         return Err(RblweError::KeyMismatch {
@@ -558,14 +562,8 @@ fn decrypt(a: &DecryptArgs) -> RblweResult<()> {
         None => {
             let mut line = to_hex(&message);
             line.push('\n');
-            std::io::stdout()
-                .lock()
-                .write_all(line.as_bytes())
-                .map_err(|source| RblweError::Io {
-                    action: "write",
-                    path: "stdout".into(),
-                    source,
-                })
+            console::out(&line)?;
+            Ok(())
         }
         Some(path) => {
             let body: Zeroizing<Vec<u8>> = if a.hex {
@@ -575,7 +573,8 @@ fn decrypt(a: &DecryptArgs) -> RblweResult<()> {
             } else {
                 message
             };
-            Staged::write(path, &body, true)?.commit()
+            write_file(path, &body, Secrecy::Secret)?;
+            Ok(())
         }
     }
 }
@@ -644,5 +643,27 @@ mod tests {
             Err(RblweError::BadHex { .. })
         ));
         assert_eq!(&to_hex(&[0x00, 0x9c, 0xff])[..], "009cff");
+    }
+
+    /// The branch-free codec against `std`'s formatting and `is_ascii_hexdigit`, over every
+    /// byte value.
+    #[test]
+    fn branch_free_hex_matches_std_on_every_byte() {
+        let all: Vec<u8> = (0..=255).collect();
+        let expected: String = all.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(&to_hex(&all)[..], expected);
+        assert_eq!(&from_hex("x", expected.as_bytes()).unwrap()[..], &all[..]);
+        let upper = expected.to_uppercase();
+        assert_eq!(&from_hex("x", upper.as_bytes()).unwrap()[..], &all[..]);
+        for c in 0..=255u8 {
+            // `c0` decodes iff c is a digit; `00c` iff c is skipped as whitespace.
+            assert_eq!(
+                from_hex("x", &[c, b'0']).is_ok(),
+                c.is_ascii_hexdigit(),
+                "{c:#04x}"
+            );
+            let skipped = from_hex("x", &[b'0', b'0', c]).is_ok();
+            assert_eq!(skipped, c.is_ascii_whitespace(), "{c:#04x}");
+        }
     }
 }

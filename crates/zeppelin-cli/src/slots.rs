@@ -1,21 +1,29 @@
 //! Slot values in text form: the `--in values.txt` of `encrypt`, the output of `decrypt`.
 
-use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use zeppelin::Params;
 
-use crate::error::{CliError, CliResult, IoAction};
+use crate::console;
+use crate::error::{CliError, CliResult};
+use crate::input::read_text;
 use crate::preset::{zero_slots, Slots};
 
-/// Up to `n` integers below `t`, one per line (blank lines ignored); missing slots are 0.
+/// Cap of a values file of preset `P`: `n` lines of up to 32 bytes each.
+pub fn values_cap<P: Params>() -> usize {
+    P::N * 32
+}
+
+/// The values file at `path` (at most [`values_cap`] bytes): up to `n` integers below `t`,
+/// one per line (blank lines ignored); missing slots are 0.
 pub fn parse_values<P: Params>(path: &Path) -> CliResult<Slots> {
-    let text = fs::read_to_string(path).map_err(|source| CliError::Io {
-        action: IoAction::Read,
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_text(path, "values file", values_cap::<P>())?;
+    parse_slots::<P>(&text, path)
+}
+
+/// The slots in `text`, the contents of the values file `path` (named in errors): see
+/// [`parse_values`].
+pub fn parse_slots<P: Params>(text: &str, path: &Path) -> CliResult<Slots> {
     let (n, t) = (P::N, P::T);
     let mut slots = zero_slots::<P>();
     let mut filled = slots.iter_mut();
@@ -38,7 +46,7 @@ pub fn parse_values<P: Params>(path: &Path) -> CliResult<Slots> {
             .ok_or_else(|| CliError::BadValue {
                 path: path.to_path_buf(),
                 line: i + 1,
-                text: line.to_owned(),
+                // A value is plaintext: the error names its line, not its text.
                 t,
             })?;
     }
@@ -52,8 +60,6 @@ pub fn print_slots(slots: &[u32]) -> CliResult<()> {
         out.push_str(&v.to_string());
         out.push('\n');
     }
-    std::io::stdout()
-        .lock()
-        .write_all(out.as_bytes())
-        .map_err(|source| CliError::Stdout { source })
+    console::out(&out)?;
+    Ok(())
 }

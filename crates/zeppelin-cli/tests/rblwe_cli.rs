@@ -560,7 +560,7 @@ fn bad_messages_and_arguments_are_rejected() {
     );
     enc(&f.file("m64", &[1u8; 64]), false, "got 64");
     enc(&f.file("odd", b"abc"), true, "odd number of hex digits");
-    enc(&f.file("junk", &[b'g'; 64]), true, "is not two hex digits");
+    enc(&f.file("junk", &[b'g'; 64]), true, "not hex text");
     enc(
         &f.file("short.hex", "ab".repeat(31).as_bytes()),
         true,
@@ -573,7 +573,7 @@ fn bad_messages_and_arguments_are_rejected() {
     let before = f.read("s1/rblwe.sk");
     fails(
         &["keygen", "--out-dir", &d],
-        "exists (pass --force to overwrite)",
+        "exists (pass --force to replace it)",
     );
     assert_eq!(f.read("s1/rblwe.sk"), before);
     ok(&["keygen", "--out-dir", &d, "--force"]);
