@@ -9,6 +9,8 @@
 #                                   every committed corpus file replayed, then 4 s of
 #                                   fuzzing per target
 #   options: --runs N (full form: executions per target), --seconds S (short form),
+#            --max-seconds S (full form: also stop a target after S s; fewer than N
+#            executions is then reported as INCOMPLETE and the exit status is 1),
 #            --seeds (rewrite seeds/ with fuzz-seedgen first), TARGET... (a subset)
 #
 # Needs cargo-fuzz (`cargo install cargo-fuzz --version 0.13.2 --locked`). Writes
@@ -27,6 +29,7 @@ repo="$(cd "$here/../.." && pwd)"
 mode=full
 runs=10000000
 seconds=4
+max_seconds=""
 seeds=0
 merge=0
 targets=()
@@ -35,6 +38,7 @@ while [[ $# -gt 0 ]]; do
         --short) mode=short ;;
         --runs) runs="$2"; shift ;;
         --seconds) seconds="$2"; shift ;;
+        --max-seconds) max_seconds="$2"; shift ;;
         --seeds) seeds=1 ;;
         --merge) merge=1 ;;
         -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
@@ -57,8 +61,9 @@ flag=""
 if [[ $mode == short ]]; then
     flag=" --short"
     export RUSTC_BOOTSTRAP=1
-    sanitizer=(-s address)
-    triple_dir=target/x86_64-unknown-linux-gnu/release
+    # Its own target directory, so that the ASan and the plain builds do not replace each other.
+    sanitizer=(-s address --target-dir "$here/target/asan")
+    triple_dir=target/asan/x86_64-unknown-linux-gnu/release
 else
     sanitizer=(-s none)
     triple_dir=target/x86_64-unknown-linux-gnu/release
@@ -112,6 +117,9 @@ for t in "${targets[@]}"; do
         budget=(-max_total_time="$seconds")
     else
         budget=(-runs="$runs")
+        if [[ -n $max_seconds ]]; then
+            budget+=(-max_total_time="$max_seconds")
+        fi
     fi
     start=$SECONDS
     set +e
@@ -134,7 +142,7 @@ for t in "${targets[@]}"; do
         failed=1
     fi
     if [[ $mode == full && ${execs:-0} -lt $runs && $rc -eq 0 ]]; then
-        result="FAIL (only ${execs:-0} executions)"
+        result="INCOMPLETE (${execs:-0} of $runs executions, stopped after ${max_seconds:-?} s; no failure)"
         failed=1
     fi
     printf '%-24s %10s execs %8s/s %5s s  corpus %4s files %9s B  cov %5s ft %6s  %s\n' \
@@ -158,11 +166,13 @@ total_secs=$((SECONDS - total_start))
     if [[ $mode == short ]]; then
         echo "## Fuzzing (short form: ASan, corpus replay + ${seconds} s per target)"
     else
-        echo "## Fuzzing (full form: ${runs} executions per target, no sanitizer)"
+        echo "## Fuzzing (full form: ${runs} executions per target${max_seconds:+, at most ${max_seconds} s each}, no sanitizer)"
     fi
     echo
     echo "cargo-fuzz $(cargo fuzz --version | awk '{print $2}') (libFuzzer), $(rustc --version | awk '{print $1, $2}')" \
         "${RUSTC_BOOTSTRAP:+with RUSTC_BOOTSTRAP=1 for -Zsanitizer=address}; run on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$repo" rev-parse --short HEAD)."
+    [[ -n $max_seconds && $mode == full ]] && flag+=" --max-seconds $max_seconds"
+    [[ $runs != 10000000 && $mode == full ]] && flag+=" --runs $runs"
     echo "Command: \`security/fuzz/run.sh${flag}\` (build ${build_secs} s, targets ${total_secs} s)."
     echo "Limits per input: \`${limits[*]}\`; dictionaries in \`security/fuzz/dict/\`."
     echo "Corpus = committed \`security/fuzz/corpus/<target>\` plus this run's new inputs."
@@ -174,7 +184,7 @@ total_secs=$((SECONDS - total_start))
     if [[ $failed == 0 ]]; then
         echo "Result: **pass**: no crash, panic, timeout or oversized allocation in any target."
     else
-        echo "Result: **FAIL**: see security/fuzz/artifacts/ and security/fuzz/logs/."
+        echo "Result: **FAIL** (a failure or an incomplete target): see security/fuzz/artifacts/ and security/fuzz/logs/."
     fi
 } >"$report"
 echo "wrote $report"

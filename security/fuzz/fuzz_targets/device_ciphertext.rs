@@ -8,7 +8,6 @@ use libfuzzer_sys::fuzz_target;
 use zeppelin::{wire, Ciphertext, Params, Seal4096, Seal8192, SeededCiphertext, Zeppelin4096};
 
 fn run<P: Params>(level: usize, body: &[u8]) {
-    let _ = wire::is_seeded_form(body);
     let mut full = Box::new(Ciphertext::<P>::zeroed());
     if wire::read_full::<P>(body, &mut full).is_ok() {
         let mut out = vec![0u8; wire::full_len::<P>(full.level())];

@@ -395,6 +395,11 @@ fn main() -> Res<()> {
     rblwe_set::<Set1>(&mut out, SetId::Set1, "set1")?;
     rblwe_set::<Set2>(&mut out, SetId::Set2, "set2")?;
     rblwe_set::<Set3>(&mut out, SetId::Set3, "set3")?;
+    for (select, name) in [(0u8, "seal4096"), (1, "zeppelin4096"), (6, "seal8192-file")] {
+        let text: String = (0..40u32).map(|i| format!("{}\n", i * 1637 % 65537)).collect();
+        out.put("cli_values", &format!("{name}"), &[&[select][..], text.as_bytes()].concat())?;
+    }
+    out.put("cli_values", "blank-and-max", b"\x00\n  65536\r\n\n0\n 12 \n")?;
     let _ = TOY_PRIMES;
     println!("{} seed files, {} bytes", out.files, out.bytes);
     Ok(())
