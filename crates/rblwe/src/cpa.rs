@@ -48,6 +48,32 @@ pub(crate) fn weight(bits: &[u8]) -> u32 {
     bits.iter().map(|b| b.count_ones()).sum()
 }
 
+/// The most coefficients of a uniform public polynomial that may lie in `{-1, 0, 1}`: `n/4`.
+/// A uniform coefficient mod `q >= 128` is there with probability `3/q <= 2^-5.4`, so a
+/// genuine polynomial of `n = 256` has 6 on average and exceeds `n/4 = 64` with probability
+/// below `2^-140` (Chernoff); an all-zero or binary polynomial has `n`.
+pub const fn max_small_public<P: ParamSet>() -> usize {
+    P::N / 4
+}
+
+/// Refuses a degenerate public polynomial (more than [`max_small_public`] coefficients in
+/// `{-1, 0, 1}`). Public data; the count is computed without branches, so the check adds no
+/// key-dependent timing to encryption or to CCA2 re-encryption.
+pub(crate) fn check_public_poly<P: ParamSet>(
+    poly: &'static str,
+    coeffs: &[u8],
+) -> Result<(), Error> {
+    let small: usize = coeffs
+        .iter()
+        .map(|&v| usize::from(v.wrapping_add(1) & P::COEFF_MASK <= 2))
+        .sum();
+    let limit = max_small_public::<P>();
+    if small > limit {
+        return Err(Error::DegeneratePublicKey { poly, small, limit });
+    }
+    Ok(())
+}
+
 /// Structural validation of a binary secret: its Hamming weight must lie in `[n/8, 7n/8]`.
 /// A uniform binary polynomial falls outside with probability below 2^-90 for `n >= 256`;
 /// a zeroed or all-ones (stuck) key always does.
@@ -139,13 +165,23 @@ impl<P: ParamSet> PublicKey<P> {
         out
     }
 
-    /// Reads `a || p` (`2n` bytes, every coefficient below `q`).
+    /// Reads `a || p` (`2n` bytes, every coefficient below `q`), refusing a degenerate key
+    /// ([`Error::DegeneratePublicKey`]: all zero, `a = 0`, a binary `p`, ...).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_len("public key", bytes, Self::BYTES)?;
-        Ok(Self {
+        let pk = Self {
             a: read_poly::<P>("public key (a)", &bytes[..P::N])?,
             p: read_poly::<P>("public key (p)", &bytes[P::N..])?,
-        })
+        };
+        pk.check()?;
+        Ok(pk)
+    }
+
+    /// [`Error::DegeneratePublicKey`] if `a` or `p` is degenerate (also checked by every
+    /// encryption, so a key corrupted in memory is refused at use).
+    pub fn check(&self) -> Result<(), Error> {
+        check_public_poly::<P>("a", self.a.as_ref())?;
+        check_public_poly::<P>("p", self.p.as_ref())
     }
 
     /// The public parameter `a` this key was made with.
@@ -223,6 +259,36 @@ impl<P: ParamSet> Ciphertext<P> {
             c1: read_poly::<P>("ciphertext (c1)", &bytes[..P::N])?,
             c2: read_poly::<P>("ciphertext (c2)", &bytes[P::N..])?,
         })
+    }
+}
+
+/// Checks that `pk` belongs to `sk`: `p + a*r2` must be the binary `r1` of key generation
+/// (every coefficient 0 or 1), else [`Error::KeyPairMismatch`]. Constant time (the product
+/// and the test run without branches on the secret); only the outcome is public.
+///
+/// ```
+/// use rblwe::{cpa, EntropyPool, Hardened, KatEntropy, PublicParameter, Set1};
+/// let mut pool: EntropyPool<_, 1024> = EntropyPool::new(KatEntropy::new(b"pair"));
+/// let a = PublicParameter::<Set1>::from_seed(&[7u8; 32]);
+/// let (pk, sk) = cpa::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool)?;
+/// cpa::check_key_pair(&pk, &sk)?;
+/// let (_, other) = cpa::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool)?;
+/// assert_eq!(cpa::check_key_pair(&pk, &other), Err(rblwe::Error::KeyPairMismatch));
+/// # Ok::<(), rblwe::Error>(())
+/// ```
+pub fn check_key_pair<P: ParamSet>(pk: &PublicKey<P>, sk: &SecretKey<P>) -> Result<(), Error> {
+    let mut ext = P::Wide::zeroed();
+    arith::extend(ext.as_mut(), pk.a.as_ref());
+    let mut r1 = P::Poly::zeroed();
+    arith::mul_binary::<true>(r1.as_mut(), ext.as_ref(), sk.r2.as_ref());
+    arith::add_assign(r1.as_mut(), pk.p.as_ref());
+    arith::reduce(r1.as_mut(), P::COEFF_MASK);
+    let bad = r1.as_ref().iter().fold(0u8, |acc, &v| acc | (v & !1));
+    r1.as_mut().zeroize();
+    if core::hint::black_box(bad) == 0 {
+        Ok(())
+    } else {
+        Err(Error::KeyPairMismatch)
     }
 }
 
@@ -319,7 +385,8 @@ pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usi
 }
 
 /// Deterministic encryption with caller-supplied binary polynomials `e1, e2, e3` (used by
-/// the CCA2 wrapper's re-encryption): `c1 = a*e1 + e2`, `c2 = p*e1 + e3 + Encode(m)`.
+/// the CCA2 wrapper's re-encryption): `c1 = a*e1 + e2`, `c2 = p*e1 + e3 + Encode(m)`. A
+/// degenerate public key ([`PublicKey::check`]) is refused before anything is computed.
 pub fn encrypt_with_coins<P: ParamSet, C: Countermeasures>(
     pk: &PublicKey<P>,
     message: &[u8],
@@ -328,6 +395,7 @@ pub fn encrypt_with_coins<P: ParamSet, C: Countermeasures>(
     e3: &P::Bits,
 ) -> Result<Ciphertext<P>, Error> {
     check_len("message", message, P::BITS_BYTES)?;
+    pk.check()?;
     let mut ct = Ciphertext::<P> {
         c1: P::Poly::zeroed(),
         c2: P::Poly::zeroed(),

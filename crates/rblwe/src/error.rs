@@ -31,6 +31,20 @@ pub enum Error {
         /// Which check failed.
         reason: &'static str,
     },
+    /// A public polynomial (`a` or `p` of a public key) with too many coefficients in
+    /// `{-1, 0, 1}` for a uniform polynomial: an all-zero key, `a = 0`, or a binary `p`, under
+    /// which a ciphertext reveals its message.
+    DegeneratePublicKey {
+        /// Which polynomial ("a" or "p").
+        poly: &'static str,
+        /// Coefficients found in `{-1, 0, 1}`.
+        small: usize,
+        /// The most a uniform polynomial plausibly has.
+        limit: usize,
+    },
+    /// A public key that does not belong to the secret key it was given with: `p + a·r2` is
+    /// not a binary polynomial.
+    KeyPairMismatch,
     /// The caller's true random number generator reported a failure.
     Entropy,
     /// A redundancy check found an inconsistency: a fault was injected or memory is corrupt.
@@ -65,6 +79,14 @@ impl fmt::Display for Error {
                 "{what}: coefficient {index} is {value}, which is not below q = {q}"
             ),
             Error::InvalidKey { reason } => write!(f, "invalid key: {reason}"),
+            Error::DegeneratePublicKey { poly, small, limit } => write!(
+                f,
+                "degenerate public key: {small} coefficients of {poly} are -1, 0 or 1 (a uniform polynomial has at most {limit})"
+            ),
+            Error::KeyPairMismatch => write!(
+                f,
+                "the public key does not belong to the secret key (p + a*r2 is not binary)"
+            ),
             Error::Entropy => write!(f, "the random number generator failed"),
             Error::FaultDetected { check } => {
                 write!(f, "fault detected by the {check} check; outputs erased")

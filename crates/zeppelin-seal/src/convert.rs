@@ -3,7 +3,7 @@
 //! last prime ([`mod_switch_to_next`], SEAL's `Evaluator::mod_switch_to_next`).
 
 use zeppelin_ring::Modulus;
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{LevelRule, ParameterError, Result, SealError};
 use crate::objects::{Ciphertext, SecretKey};
@@ -37,13 +37,15 @@ pub fn phase(ctx: &SealContext, ct: &Ciphertext, sk: &SecretKey) -> Result<Vec<u
     if ct.size == 0 {
         return Err(SealError::EmptyCiphertext);
     }
-    // Horner in the NTT domain: ((c_{m-1}·s + c_{m-2})·s + ...)·s + c0.
-    let mut acc = ct.poly(ct.size - 1).to_vec();
+    // Horner in the NTT domain: ((c_{m-1}·s + c_{m-2})·s + ...)·s + c0. The partial
+    // products depend on the secret: every intermediate is wiped when it drops.
+    let mut acc = Zeroizing::new(ct.poly(ct.size - 1).to_vec());
     if !ct.is_ntt_form {
         ntt.forward(&mut acc)?;
     }
     for i in (0..ct.size - 1).rev() {
-        acc = ntt.mul(&acc, s)?;
+        let mut next = Zeroizing::new(ntt.mul(&acc, s)?);
+        std::mem::swap(&mut acc, &mut next);
         let mut c = ct.poly(i).to_vec();
         if !ct.is_ntt_form {
             ntt.forward(&mut c)?;
@@ -51,7 +53,7 @@ pub fn phase(ctx: &SealContext, ct: &Ciphertext, sk: &SecretKey) -> Result<Vec<u
         ntt.add_assign(&mut acc, &c)?;
     }
     ntt.inverse(&mut acc)?;
-    Ok(acc)
+    Ok(std::mem::take(&mut *acc))
 }
 
 /// Rewrites a two-polynomial, coefficient-form ciphertext so that its `c1` is the one SEAL

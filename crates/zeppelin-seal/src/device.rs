@@ -41,12 +41,13 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use rand_core::{CryptoRng, RngCore};
+use subtle::ConstantTimeEq;
 use zeppelin::wire::{self as device_wire, AES_CTR_PRNG_TYPE};
 use zeppelin::{
     Bfv, Ciphertext as DeviceCiphertext, NttRows, Params, Plaintext, PublicKey as DevicePublicKey,
     Seal4096, Seal8192, SecretKey as DeviceSecretKey, SeededCiphertext, Workspace, Zeppelin4096,
 };
-use zeroize::Zeroize;
+use zeroize::Zeroizing;
 
 use crate::convert::drop_last_prime;
 use crate::error::{LevelRule, Mismatch, Result, SealError};
@@ -440,7 +441,6 @@ fn check_residues(data: &[u64], primes: &[u64], n: usize, what: &'static str) ->
             return Err(SealError::CoefficientOutOfRange {
                 what,
                 index,
-                value,
                 modulus,
             });
         }
@@ -692,9 +692,9 @@ pub fn secret_key<P: SealPreset>(
 fn seal_secret<P: SealPreset>(ctx: &DeviceContext<P>, ternary: &[i8]) -> Result<SecretKey> {
     let key_level = ctx.seal.key_level();
     let ntt = RnsNtt::new(&key_level.coeff_modulus, P::N)?;
-    let mut wide: Vec<i64> = ternary.iter().map(|&v| i64::from(v)).collect();
+    let mut wide = Zeroizing::new(Vec::with_capacity(ternary.len()));
+    wide.extend(ternary.iter().map(|&v| i64::from(v)));
     let data = ntt.from_signed(&wide);
-    wide.zeroize();
     // Zeroized on drop from here on.
     let mut sk = SecretKey {
         parms_id: key_level.parms_id,
@@ -733,38 +733,92 @@ pub fn secret_key_from_seal<P: SealPreset>(
     }
     check_residues(&sk.data, &key_level.coeff_modulus, n, "SecretKey")?;
     let q0 = key_level.coeff_modulus.first().copied().unwrap_or(0);
-    let mut row = sk.data.get(..n).unwrap_or_default().to_vec();
-    let recovered = recover_ternary(&RnsNtt::new(&[q0], n)?, q0, &mut row);
-    row.zeroize();
-    let mut ternary = recovered?;
-    let result = seal_secret(ctx, &ternary).and_then(|again| {
-        let disagree = again
-            .data
-            .chunks_exact(n)
-            .zip(sk.data.chunks_exact(n))
-            .position(|(a, b)| a != b);
-        match disagree {
-            Some(prime) => Err(SealError::SecretKeyInconsistent { prime }),
-            // set_ternary checks the length (n) and the weight.
-            None => out.set_ternary(&ternary).map_err(device_err("secret key")),
-        }
-    });
-    ternary.zeroize();
-    result
+    let mut row = Zeroizing::new(sk.data.get(..n).unwrap_or_default().to_vec());
+    let ternary = recover_ternary(&RnsNtt::new(&[q0], n)?, q0, &mut row)?;
+    let again = seal_secret(ctx, &ternary)?;
+    let disagree = again
+        .data
+        .chunks_exact(n)
+        .zip(sk.data.chunks_exact(n))
+        .position(|(a, b)| !bool::from(a.ct_eq(b)));
+    match disagree {
+        Some(prime) => Err(SealError::SecretKeyInconsistent { prime }),
+        // set_ternary checks the length (n) and the weight.
+        None => out.set_ternary(&ternary).map_err(device_err("secret key")),
+    }
 }
 
-/// The coefficients `{-1, 0, 1}` of an NTT-form residue row over `q`.
-fn recover_ternary(ntt: &RnsNtt, q: u64, row: &mut [u64]) -> Result<Vec<i8>> {
+/// The coefficients `{-1, 0, 1}` of an NTT-form residue row over `q`, in a buffer sized once
+/// and wiped when it drops.
+fn recover_ternary(ntt: &RnsNtt, q: u64, row: &mut [u64]) -> Result<Zeroizing<Vec<i8>>> {
     ntt.inverse(row)?;
-    row.iter()
-        .enumerate()
-        .map(|(index, &v)| match v {
-            0 => Ok(0),
-            1 => Ok(1),
-            v if v + 1 == q => Ok(-1),
-            _ => Err(SealError::SecretKeyNotTernary { index }),
-        })
-        .collect()
+    let mut out = Zeroizing::new(Vec::with_capacity(row.len()));
+    for (index, &v) in row.iter().enumerate() {
+        out.push(match v {
+            0 => 0,
+            1 => 1,
+            v if v + 1 == q => -1,
+            _ => return Err(SealError::SecretKeyNotTernary { index }),
+        });
+    }
+    Ok(out)
+}
+
+/// Checks that the SEAL secret key `seal_sk` (for example `secret.seal`) is the device's
+/// secret key `sk` (for example `device.sk`), in constant time up to the outcome:
+/// [`SealError::SecretKeysDiffer`] otherwise.
+pub fn check_secret_keys_agree<P: SealPreset>(
+    ctx: &DeviceContext<P>,
+    seal_sk: &SecretKey,
+    sk: &DeviceSecretKey<P>,
+) -> Result<()> {
+    if !sk.is_set() {
+        return Err(device_err("secret key")(zeppelin::Error::KeyNotSet {
+            key: "secret",
+        }));
+    }
+    let ours = secret_key(ctx, sk)?;
+    if ours.ct_eq(seal_sk) {
+        Ok(())
+    } else {
+        Err(SealError::SecretKeysDiffer)
+    }
+}
+
+/// Checks that the device public key `pk` (for example `device.pk`, or one converted from
+/// `public.seal`) belongs to the device secret key `sk`: `p0 + p1·s` over the data primes
+/// must have every coefficient within [`validate::NOISE_BOUND`](crate::validate::NOISE_BOUND)
+/// ([`SealError::KeyPairMismatch`] otherwise). Constant time up to the outcome.
+///
+/// ```
+/// use rand_core::OsRng;
+/// use zeppelin::{Bfv, PublicKey, SecretKey, SecretSeed, Seal4096};
+/// use zeppelin_seal::device::{self, DeviceContext};
+/// let ctx = DeviceContext::<Seal4096>::new()?;
+/// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
+/// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
+/// let mut pk = Box::new(PublicKey::<Seal4096>::zeroed());
+/// device::public_key_from_seal(&ctx, &device::seal_public_key(&ctx, &sk, &mut OsRng)?, &mut pk)?;
+/// device::check_key_pair(&pk, &sk)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn check_key_pair<P: Params>(pk: &DevicePublicKey<P>, sk: &DeviceSecretKey<P>) -> Result<()> {
+    if !pk.is_set() {
+        return Err(device_err("public key")(zeppelin::Error::KeyNotSet {
+            key: "public",
+        }));
+    }
+    if !sk.is_set() {
+        return Err(device_err("secret key")(zeppelin::Error::KeyNotSet {
+            key: "secret",
+        }));
+    }
+    let primes: Vec<u64> = widen(P::DATA_PRIMES).collect();
+    let ntt = RnsNtt::new(&primes, P::N)?;
+    let p0: Vec<u64> = widen(&pk.p0()).collect();
+    let p1: Vec<u64> = widen(&pk.p1()).collect();
+    let s = Zeroizing::new(widen(&sk.ntt_residues()).collect::<Vec<u64>>());
+    crate::validate::check_phase_small(&ntt, &primes, &p0, &p1, &s)
 }
 
 /// A SEAL `PublicKey` as the device's public key in `out`: the NTT-form rows of the
@@ -830,7 +884,6 @@ pub fn public_key_from_seal<P: SealPreset>(
                 return Err(SealError::CoefficientOutOfRange {
                     what: WHAT,
                     index: start + index,
-                    value: residues.get(index).copied().unwrap_or(0),
                     modulus: u64::from(q),
                 });
             }

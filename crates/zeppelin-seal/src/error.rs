@@ -97,17 +97,72 @@ pub enum SealError {
         /// Where it must be.
         rule: LevelRule,
     },
-    /// A residue that is not reduced modulo its prime.
-    #[error("coefficient {value} at index {index} of {what} is not below its modulus {modulus}")]
+    /// A residue that is not reduced modulo its prime. The value itself is not carried: it
+    /// may be a secret key's or a plaintext's.
+    #[error("coefficient at index {index} of {what} is not below its modulus {modulus}")]
     CoefficientOutOfRange {
         /// The object.
         what: &'static str,
         /// Index into the object's coefficient array.
         index: usize,
-        /// The value found.
-        value: u64,
         /// The modulus it must be below.
         modulus: u64,
+    },
+    /// An uncompressed object longer than any object of its kind in this context.
+    #[error(
+        "{what} of {size} bytes is longer than any {what} of these parameters ({limit} bytes)"
+    )]
+    OversizedObject {
+        /// The object.
+        what: &'static str,
+        /// Its member bytes.
+        size: u64,
+        /// The most its members can be in this context.
+        limit: u64,
+    },
+    /// A compressed object whose decompressed members would exceed the longest object of
+    /// its kind in this context; decompression stopped there.
+    #[error("the compressed {what} decompresses beyond {limit} bytes, the most it can be under these parameters")]
+    DecompressionLimit {
+        /// The object.
+        what: &'static str,
+        /// The most its members can be in this context.
+        limit: u64,
+    },
+    /// A public key row with too many residues near zero (an all-zero key, or `c0 = -e` of a
+    /// zero secret), under which ciphertexts would reveal their plaintexts.
+    #[error("degenerate {what}: polynomial {poly} modulo prime {prime} has {small} residues near zero (at most {limit} allowed)")]
+    PublicKeyDegenerate {
+        /// The object.
+        what: &'static str,
+        /// 0 for `c0`, 1 for `c1`.
+        poly: usize,
+        /// Index of the prime in the key level.
+        prime: usize,
+        /// Residues found within the small window of zero.
+        small: usize,
+        /// The most a genuine key row has.
+        limit: usize,
+    },
+    /// A public key that is not an encryption of zero under the secret key it was given with.
+    #[error("the public key does not belong to the secret key: c0 + c1·s is not within the noise bound {bound} (at least one coefficient outside)")]
+    KeyPairMismatch {
+        /// The error bound every coefficient of `c0 + c1·s` must respect.
+        bound: i64,
+    },
+    /// Two secret keys that should be the same key (SEAL's and the device's) differ.
+    #[error("the SEAL secret key and the device secret key are different keys")]
+    SecretKeysDiffer,
+    /// A SEAL secret key whose number of nonzero coefficients is implausible for a uniform
+    /// ternary secret (zero, sparse or all-nonzero keys).
+    #[error("secret key weight {weight} is outside the plausible range {min}..={max}")]
+    SecretKeyWeight {
+        /// Nonzero coefficients found.
+        weight: usize,
+        /// Smallest accepted weight.
+        min: usize,
+        /// Largest accepted weight.
+        max: usize,
     },
     /// A ring degree that does not match the parameters.
     #[error("wrong poly_modulus_degree in {what}: {found}, expected {expected}")]
@@ -295,6 +350,10 @@ pub enum SealError {
         /// The first coefficient that is not ternary.
         index: usize,
     },
+    /// A SEAL secret key that is not ternary (checked without naming the coefficient, in
+    /// constant time).
+    #[error("secret key: not a ternary polynomial with the same coefficients modulo every prime")]
+    SecretKeyMalformed,
     /// A SEAL secret key whose residues modulo some prime are not those of its ternary secret.
     #[error("secret key: the residues modulo prime {prime} disagree with the ternary secret")]
     SecretKeyInconsistent {

@@ -9,12 +9,12 @@
 //! keys `s' = s(x^g)`; the Galois key for element `g` sits in slot `(g-1)/2`.
 
 use rand_core::{CryptoRng, RngCore};
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{LevelRule, ParameterError, Result, SealError};
 use crate::objects::{Ciphertext, GaloisKeys, KSwitchKeys, PublicKey, RelinKeys, SecretKey};
 use crate::params::SealContext;
-use crate::poly::{apply_galois_coeff, RnsNtt};
+use crate::poly::{apply_galois_coeff_into, RnsNtt};
 use crate::prng::{sample_poly_uniform, PrngInfo, PrngType, SealPrng, SEED_BYTES};
 
 /// SEAL's Galois generator for batching rotations.
@@ -190,10 +190,8 @@ impl<'a> KeyGenerator<'a> {
 
     /// SEAL's `create_relin_keys()`: one key, switching from `s^2`.
     pub fn relin_keys<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<RelinKeys> {
-        let mut s2 = self.key_ntt.mul(&self.s_ntt, &self.s_ntt)?;
-        let key = self.kswitch_key(&s2, rng);
-        s2.zeroize();
-        let (key, seeds) = key?;
+        let s2 = Zeroizing::new(self.key_ntt.mul(&self.s_ntt, &self.s_ntt)?);
+        let (key, seeds) = self.kswitch_key(&s2, rng)?;
         Ok(RelinKeys(KSwitchKeys {
             parms_id: self.ctx.key_level().parms_id,
             keys: vec![key],
@@ -221,18 +219,18 @@ impl<'a> KeyGenerator<'a> {
             if !keys[slot].is_empty() {
                 continue;
             }
-            let mut rotated = Vec::with_capacity(self.s_coeff.len());
-            for (i, residues) in self.s_coeff.chunks_exact(n).enumerate() {
-                rotated.extend(apply_galois_coeff(
-                    residues,
-                    self.key_ntt.modulus(i),
-                    g as usize,
-                ));
+            // s(x^g), written in place into a buffer wiped when it drops.
+            let mut rotated = Zeroizing::new(vec![0u64; self.s_coeff.len()]);
+            for (i, (residues, out)) in self
+                .s_coeff
+                .chunks_exact(n)
+                .zip(rotated.chunks_exact_mut(n))
+                .enumerate()
+            {
+                apply_galois_coeff_into(residues, self.key_ntt.modulus(i), g as usize, out);
             }
             self.key_ntt.forward(&mut rotated)?;
-            let key = self.kswitch_key(&rotated, rng);
-            rotated.zeroize();
-            (keys[slot], seeds[slot]) = key?;
+            (keys[slot], seeds[slot]) = self.kswitch_key(&rotated, rng)?;
         }
         Ok(GaloisKeys(KSwitchKeys {
             parms_id: self.ctx.key_level().parms_id,

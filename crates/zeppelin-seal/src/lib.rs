@@ -16,9 +16,13 @@
 //! - [`keygen`]: relinearization and Galois keys generated on the trusted side from a secret
 //!   key, in SEAL's key-switching convention.
 //! - [`poly`]: RNS polynomials with the shared NTT (SEAL's evaluation map).
+//! - [`validate`]: degenerate public keys, implausible secret keys, and whether a public key
+//!   belongs to a secret key.
 //!
 //! Every malformed input is a [`SealError`] naming what is wrong; nothing is allocated by a
-//! length that has not been checked against the parameters first.
+//! length that has not been checked against the parameters and against the input (or, for a
+//! compressed object, against the longest object of its kind under the parameters, beyond
+//! which nothing is decompressed) first.
 //!
 //! The device ⇄ SEAL round trip is in the crate's README (compiled as a doc test) and in
 //! `examples/device_to_seal.rs`.
@@ -41,6 +45,7 @@ pub mod params;
 pub mod parms_id;
 pub mod poly;
 pub mod prng;
+pub mod validate;
 pub mod wire;
 
 pub use error::{LevelRule, Mismatch, ParameterError, Result, SealError};

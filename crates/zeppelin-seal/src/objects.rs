@@ -5,12 +5,46 @@
 //! degree and prime count must match, every count is checked against the metadata before
 //! anything is allocated, and every residue must be below its prime.
 
-use zeroize::Zeroize;
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{LevelRule, Result, SealError};
 use crate::params::{Level, ParmsId, SealContext, CIPHERTEXT_SIZE_MAX};
-use crate::prng::{sample_poly_uniform, PrngInfo, SealPrng};
-use crate::wire::{self, ComprMode, Reader, WriteLe};
+use crate::prng::{sample_poly_uniform, PrngInfo, SealPrng, PRNG_INFO_BYTES};
+use crate::validate;
+use crate::wire::{self, ComprMode, Reader, WriteLe, HEADER_SIZE};
+
+/// Member bytes of a ciphertext before its data: parms_id, is_ntt_form, size, degree, prime
+/// count, scale, correction factor.
+const CIPHERTEXT_METADATA: u64 = 32 + 1 + 5 * 8;
+/// Member bytes of a plaintext before its data: parms_id, coeff_count, scale.
+const PLAINTEXT_METADATA: u64 = 32 + 8 + 8;
+/// A nested `DynArray<u64>`'s header and element count.
+const DYNARRAY_OVERHEAD: u64 = HEADER_SIZE as u64 + 8;
+
+/// The longest member stream of a ciphertext with up to `max_size` polynomials in `ctx` (at
+/// the key level, the widest; SEAL's seeded generator counted as slack).
+pub(crate) fn max_ciphertext_members(ctx: &SealContext, max_size: u64) -> u64 {
+    let words = (ctx.n() as u64)
+        .saturating_mul(ctx.key_level().coeff_modulus.len() as u64)
+        .saturating_mul(max_size);
+    (CIPHERTEXT_METADATA + DYNARRAY_OVERHEAD + PRNG_INFO_BYTES as u64)
+        .saturating_add(words.saturating_mul(8))
+}
+
+/// The longest member stream of a plaintext (or secret key) in `ctx`.
+pub(crate) fn max_plaintext_members(ctx: &SealContext) -> u64 {
+    let words = (ctx.n() as u64).saturating_mul(ctx.key_level().coeff_modulus.len() as u64);
+    (PLAINTEXT_METADATA + DYNARRAY_OVERHEAD).saturating_add(words.saturating_mul(8))
+}
+
+/// The longest member stream of key-switching keys with up to `max_slots` slots in `ctx`.
+fn max_kswitch_members(ctx: &SealContext, max_slots: u64) -> u64 {
+    let decomp = ctx.first_level().coeff_modulus.len() as u64;
+    let key = HEADER_SIZE as u64 + max_ciphertext_members(ctx, 2);
+    let slot = 8u64.saturating_add(decomp.saturating_mul(key));
+    (32u64 + 8).saturating_add(max_slots.saturating_mul(slot))
+}
 
 /// A SEAL ciphertext: `size` polynomials, each `k` residue polynomials of `n` coefficients
 /// (data order: polynomial, then prime, then coefficient).
@@ -119,8 +153,9 @@ impl Ciphertext {
     /// SEAL's `Ciphertext::load`: any data level, refusing the key level (when it differs
     /// from the first data level), full or seeded, any compression.
     pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
-        let ct = wire::unframe(bytes, "Ciphertext", |r| {
-            read_ciphertext(ctx, r, "Ciphertext")
+        let max = max_ciphertext_members(ctx, CIPHERTEXT_SIZE_MAX);
+        let ct = wire::unframe(bytes, "Ciphertext", max, |r| {
+            read_ciphertext(ctx, r, "Ciphertext", CIPHERTEXT_SIZE_MAX)
         })?;
         if ctx.using_keyswitching() && ct.parms_id == ctx.key_level().parms_id {
             return Err(SealError::WrongLevel {
@@ -132,21 +167,23 @@ impl Ciphertext {
     }
 }
 
-/// Reads the members of a ciphertext (also the body of a `PublicKey`) at any level.
+/// Reads the members of a ciphertext (also the body of a `PublicKey`) at any level, with at
+/// most `max_size` polynomials (2 for keys).
 pub(crate) fn read_ciphertext(
     ctx: &SealContext,
     r: &mut Reader<'_>,
     what: &'static str,
+    max_size: u64,
 ) -> Result<Ciphertext> {
     let parms_id = ParmsId(r.array::<32>("parms_id")?);
     let level = ctx.level_or_err(&parms_id, what)?;
     let is_ntt_form = r.u8("is_ntt_form")? != 0;
     let size = r.u64("ciphertext size")?;
-    if size > CIPHERTEXT_SIZE_MAX {
+    if size > max_size {
         return Err(SealError::OversizedCount {
             what: "ciphertext size",
             found: size,
-            limit: CIPHERTEXT_SIZE_MAX,
+            limit: max_size,
         });
     }
     if size == 1 {
@@ -209,7 +246,6 @@ fn check_residues(data: &[u64], primes: &[u64], n: usize, what: &'static str) ->
             return Err(SealError::CoefficientOutOfRange {
                 what,
                 index: i,
-                value: v,
                 modulus: q,
             });
         }
@@ -254,7 +290,10 @@ impl Plaintext {
 
     /// SEAL's `Plaintext::load`.
     pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
-        wire::unframe(bytes, "Plaintext", |r| read_plaintext(ctx, r, "Plaintext"))
+        let max = max_plaintext_members(ctx);
+        wire::unframe(bytes, "Plaintext", max, |r| {
+            read_plaintext(ctx, r, "Plaintext")
+        })
     }
 }
 
@@ -271,16 +310,17 @@ fn read_plaintext(ctx: &SealContext, r: &mut Reader<'_>, what: &'static str) -> 
                 limit: n as u64,
             });
         }
-        let data = wire::read_dynarray(r, "plaintext data", count, None)?;
+        let data = Zeroizing::new(wire::read_dynarray(r, "plaintext data", count, None)?);
         let t = ctx.plain_modulus();
-        if let Some((index, &value)) = data.iter().enumerate().find(|(_, &v)| v >= t) {
+        if let Some(index) = data.iter().position(|&v| v >= t) {
             return Err(SealError::CoefficientOutOfRange {
                 what,
                 index,
-                value,
                 modulus: t,
             });
         }
+        let mut data = data;
+        let data = std::mem::take(&mut *data);
         Ok(Plaintext {
             parms_id,
             data,
@@ -296,8 +336,9 @@ fn read_plaintext(ctx: &SealContext, r: &mut Reader<'_>, what: &'static str) -> 
                 expected,
             });
         }
-        let data = wire::read_dynarray(r, "plaintext data", expected, None)?;
+        let mut data = Zeroizing::new(wire::read_dynarray(r, "plaintext data", expected, None)?);
         check_residues(&data, &level.coeff_modulus, n, what)?;
+        let data = std::mem::take(&mut *data);
         Ok(Plaintext {
             parms_id,
             data,
@@ -307,7 +348,9 @@ fn read_plaintext(ctx: &SealContext, r: &mut Reader<'_>, what: &'static str) -> 
 }
 
 /// A SEAL secret key: the ternary secret in NTT form at the key level (all primes).
-#[derive(Clone, PartialEq)]
+///
+/// No `PartialEq` (an early-exit comparison of secrets): compare with [`SecretKey::ct_eq`].
+#[derive(Clone)]
 pub struct SecretKey {
     /// The key level.
     pub parms_id: ParmsId,
@@ -330,38 +373,59 @@ impl Drop for SecretKey {
 }
 
 impl SecretKey {
-    /// SEAL's `SecretKey::save`.
-    pub fn save(&self, compr_mode: ComprMode) -> Result<Vec<u8>> {
-        let mut m = Vec::new();
-        let pt = Plaintext {
-            parms_id: self.parms_id,
-            data: Vec::new(),
-            scale: 1.0,
-        };
-        // Same members as a plaintext, written without copying the secret.
-        m.extend_from_slice(&pt.parms_id.0);
-        m.put_u64(self.data.len() as u64);
-        m.put_f64(pt.scale);
-        wire::put_dynarray(&mut m, &self.data);
-        let out = wire::frame(&m, compr_mode);
-        m.zeroize();
-        out
+    /// Member bytes of a key of `words` residues: a plaintext's metadata, then the DynArray.
+    fn members_len(words: usize) -> usize {
+        (PLAINTEXT_METADATA + DYNARRAY_OVERHEAD) as usize + 8 * words
     }
 
-    /// SEAL's `SecretKey::load`: must be at the key level.
+    /// SEAL's `SecretKey::save`, into a buffer wiped when it drops. The members are written
+    /// into one buffer of their final size (no reallocation leaves a prefix of the key behind)
+    /// that is wiped after framing.
+    pub fn save(&self, compr_mode: ComprMode) -> Result<Zeroizing<Vec<u8>>> {
+        let mut m = Zeroizing::new(Vec::with_capacity(Self::members_len(self.data.len())));
+        // Same members as a plaintext, written without copying the secret.
+        m.extend_from_slice(&self.parms_id.0);
+        m.put_u64(self.data.len() as u64);
+        m.put_f64(1.0);
+        wire::put_dynarray(&mut m, &self.data);
+        wire::frame_secret(&m, compr_mode)
+    }
+
+    /// SEAL's `SecretKey::load`: must be at the key level, and must be a ternary secret of
+    /// plausible weight, the same modulo every prime ([`validate::check_secret_key`]).
     pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
-        let mut pt = wire::unframe(bytes, "SecretKey", |r| read_plaintext(ctx, r, "SecretKey"))?;
-        if pt.parms_id != ctx.key_level().parms_id {
-            pt.data.zeroize();
+        let max = max_plaintext_members(ctx);
+        let pt = wire::unframe(bytes, "SecretKey", max, |r| {
+            read_plaintext(ctx, r, "SecretKey")
+        })?;
+        // Wiped when it drops from here on, on every path.
+        let sk = SecretKey {
+            parms_id: pt.parms_id,
+            data: pt.data,
+        };
+        if sk.parms_id != ctx.key_level().parms_id {
             return Err(SealError::WrongLevel {
                 what: "SecretKey",
                 rule: LevelRule::KeyLevel,
             });
         }
-        Ok(SecretKey {
-            parms_id: pt.parms_id,
-            data: std::mem::take(&mut pt.data),
-        })
+        validate::check_secret_key(ctx, &sk)?;
+        Ok(sk)
+    }
+
+    /// Constant-time equality (same level and the same residues): the time depends only on
+    /// the lengths.
+    pub fn ct_eq(&self, other: &SecretKey) -> bool {
+        if self.data.len() != other.data.len() {
+            return false;
+        }
+        let same_level = self.parms_id.0.ct_eq(&other.parms_id.0);
+        let same_data = self
+            .data
+            .iter()
+            .zip(&other.data)
+            .fold(subtle::Choice::from(1), |acc, (a, b)| acc & a.ct_eq(b));
+        bool::from(same_level & same_data)
     }
 }
 
@@ -375,11 +439,18 @@ impl PublicKey {
         self.0.save(compr_mode)
     }
 
-    /// SEAL's `PublicKey::load`.
+    /// SEAL's `PublicKey::load`: a size-2 NTT-form ciphertext at the key level, every
+    /// residue below its prime, and no degenerate row ([`validate::check_public_key`]: an
+    /// all-zero body, or `c0 = -e` of a zero secret, is refused).
     pub fn load(ctx: &SealContext, bytes: &[u8]) -> Result<Self> {
-        let ct = wire::unframe(bytes, "PublicKey", |r| read_ciphertext(ctx, r, "PublicKey"))?;
+        let max = max_ciphertext_members(ctx, 2);
+        let ct = wire::unframe(bytes, "PublicKey", max, |r| {
+            read_ciphertext(ctx, r, "PublicKey", 2)
+        })?;
         check_key_ciphertext(ctx, &ct, "PublicKey")?;
-        Ok(PublicKey(ct))
+        let pk = PublicKey(ct);
+        validate::check_public_key(ctx, &pk, "PublicKey")?;
+        Ok(pk)
     }
 }
 
@@ -447,7 +518,8 @@ impl KSwitchKeys {
     }
 
     fn load(ctx: &SealContext, bytes: &[u8], what: &'static str, max_slots: u64) -> Result<Self> {
-        wire::unframe(bytes, what, |r| {
+        let max = max_kswitch_members(ctx, max_slots);
+        wire::unframe(bytes, what, max, |r| {
             let parms_id = ParmsId(r.array::<32>("parms_id")?);
             ctx.level_or_err(&parms_id, what)?;
             if parms_id != ctx.key_level().parms_id {
@@ -464,8 +536,10 @@ impl KSwitchKeys {
                     limit: max_slots,
                 });
             }
+            // Every slot takes at least its 8-byte count.
+            r.ensure_available(slots.saturating_mul(8), "key count")?;
             let decomp = ctx.first_level().coeff_modulus.len() as u64;
-            let mut keys = Vec::new();
+            let mut keys = Vec::with_capacity(slots as usize);
             for _ in 0..slots {
                 let parts = r.u64("decomposition count")?;
                 if parts != 0 && parts != decomp {
@@ -479,7 +553,7 @@ impl KSwitchKeys {
                 for _ in 0..parts {
                     let start = r.offset();
                     let declared = r.nested_header("PublicKey")?;
-                    let ct = read_ciphertext(ctx, r, "key-switching key")?;
+                    let ct = read_ciphertext(ctx, r, "key-switching key", 2)?;
                     r.check_nested_end("PublicKey", start, declared)?;
                     check_key_ciphertext(ctx, &ct, "key-switching key")?;
                     slot.push(PublicKey(ct));

@@ -68,8 +68,13 @@ impl EncryptionParameters {
     /// SEAL's `EncryptionParameters::load`: reads and checks the fields SEAL checks on load
     /// (scheme, degree and count bounds, modulus bit sizes). Whether the parameters form a
     /// usable context is checked by [`SealContext::new`].
+    ///
+    /// Bounded: the members of any loadable parameter set fit in about 6 KB, and the prime
+    /// count is checked against the bytes left before anything is allocated for it.
     pub fn load(bytes: &[u8]) -> Result<Self> {
-        wire::unframe(bytes, "EncryptionParameters", |r| {
+        // scheme, degree, count, then up to 256 primes and t, each a nested 8-byte modulus.
+        let max = 1 + 8 + 8 + (COEFF_MOD_COUNT_MAX + 1) * MODULUS_BYTES;
+        wire::unframe(bytes, "EncryptionParameters", max, |r| {
             let scheme = r.u8("scheme")?;
             if scheme > 3 {
                 return Err(SealError::UnknownScheme { found: scheme });
@@ -90,7 +95,8 @@ impl EncryptionParameters {
                     limit: COEFF_MOD_COUNT_MAX,
                 });
             }
-            let mut coeff_modulus = Vec::new();
+            r.ensure_available((k + 1) * MODULUS_BYTES, "coeff_modulus")?;
+            let mut coeff_modulus = Vec::with_capacity(k as usize);
             for _ in 0..k {
                 coeff_modulus.push(read_modulus(r, "coeff_modulus")?);
             }
@@ -104,6 +110,9 @@ impl EncryptionParameters {
         })
     }
 }
+
+/// Bytes of one serialized `Modulus`: its nested header and the value.
+const MODULUS_BYTES: u64 = wire::HEADER_SIZE as u64 + 8;
 
 fn put_modulus(out: &mut Vec<u8>, q: u64) {
     wire::put_nested(out, &q.to_le_bytes());

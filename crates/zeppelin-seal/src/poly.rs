@@ -5,6 +5,7 @@
 //! Montgomery bound), which every Zeppelin preset satisfies.
 
 use zeppelin_ring::{default_backend, DefaultBackend, Modulus, NttBackend, NttTable};
+use zeroize::Zeroizing;
 
 use crate::error::{Result, SealError};
 
@@ -53,7 +54,8 @@ impl RnsNtt {
 
     fn map(&self, poly: &mut [u64], inverse: bool) -> Result<()> {
         self.check(poly)?;
-        let mut buf = vec![0u32; self.n];
+        // The polynomial may be a secret key's: the staging row is wiped when it drops.
+        let mut buf = Zeroizing::new(vec![0u32; self.n]);
         for (table, residues) in self.tables.iter().zip(poly.chunks_exact_mut(self.n)) {
             for (b, &v) in buf.iter_mut().zip(residues.iter()) {
                 // Residues were checked below q < 2^30 by the loaders and constructors.
@@ -160,18 +162,20 @@ impl RnsNtt {
     }
 }
 
-/// `a(x^g)` for a coefficient-form polynomial over one prime (`g` odd, `x^n = -1`). Indices
-/// depend only on the public `g`; values are negated with a mask, so a secret key may pass.
-pub fn apply_galois_coeff(poly: &[u64], m: &Modulus, g: usize) -> Vec<u64> {
+/// `a(x^g)` for a coefficient-form polynomial over one prime (`g` odd, `x^n = -1`), written
+/// into `out` (the same length as `poly`, so a secret key's image goes where the caller keeps
+/// and wipes it). Indices depend only on the public `g`; values are negated with a mask, so a
+/// secret key may pass.
+pub fn apply_galois_coeff_into(poly: &[u64], m: &Modulus, g: usize, out: &mut [u64]) {
     let n = poly.len();
-    let mut out = vec![0u64; n];
     for (i, &c) in poly.iter().enumerate() {
         let e = (i * g) % (2 * n);
         if e < n {
-            out[e] = c;
-        } else {
-            out[e - n] = u64::from(m.neg(c as u32));
+            if let Some(o) = out.get_mut(e) {
+                *o = c;
+            }
+        } else if let Some(o) = out.get_mut(e - n) {
+            *o = u64::from(m.neg(c as u32));
         }
     }
-    out
 }

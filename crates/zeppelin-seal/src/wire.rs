@@ -7,6 +7,8 @@
 
 use std::io::{BufRead, Read, Write};
 
+use zeroize::Zeroizing;
+
 use crate::error::{Result, SealError};
 
 /// SEAL's magic number.
@@ -142,20 +144,42 @@ impl SealHeader {
     }
 }
 
-/// A little-endian reader over a byte stream that counts what it consumed and turns every
-/// short read into [`SealError::Truncated`].
+/// What bounds the bytes a [`Reader`] may still deliver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// The member stream is the input itself, of exactly this many bytes: reading past it is
+    /// [`SealError::Truncated`].
+    Input(u64),
+    /// The member stream is decompressed; the object cannot be longer than this in its
+    /// context, so decompression stops there with [`SealError::DecompressionLimit`].
+    Decompressed(u64),
+}
+
+impl Bound {
+    fn limit(self) -> u64 {
+        match self {
+            Bound::Input(n) | Bound::Decompressed(n) => n,
+        }
+    }
+}
+
+/// A little-endian reader over a byte stream that counts what it consumed, turns every short
+/// read into [`SealError::Truncated`], and never reads (or lets a caller allocate for) more
+/// than its [`Bound`].
 pub struct Reader<'a> {
     src: &'a mut dyn Read,
     offset: u64,
+    bound: Bound,
     what: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    /// Reads the members of the object `what` from `src`.
-    pub fn new(src: &'a mut dyn Read, what: &'static str) -> Self {
+    /// Reads the members of the object `what` from `src`, at most `bound` bytes.
+    pub fn new(src: &'a mut dyn Read, what: &'static str, bound: Bound) -> Self {
         Self {
             src,
             offset: 0,
+            bound,
             what,
         }
     }
@@ -165,9 +189,36 @@ impl<'a> Reader<'a> {
         self.offset
     }
 
+    /// The most bytes the stream may still deliver.
+    pub fn remaining(&self) -> u64 {
+        self.bound.limit().saturating_sub(self.offset)
+    }
+
+    /// Fails unless `needed` more bytes fit within the bound (checked before a caller
+    /// allocates for them).
+    pub fn ensure_available(&self, needed: u64, field: &'static str) -> Result<()> {
+        let available = self.remaining();
+        if needed <= available {
+            return Ok(());
+        }
+        Err(match self.bound {
+            Bound::Input(_) => SealError::Truncated {
+                what: field,
+                offset: self.offset,
+                needed,
+                available,
+            },
+            Bound::Decompressed(limit) => SealError::DecompressionLimit {
+                what: self.what,
+                limit,
+            },
+        })
+    }
+
     /// Fills `buf` completely or fails with `Truncated` (or `Decompression` when the
-    /// decompressor rejects its input).
+    /// decompressor rejects its input, or `DecompressionLimit` past the bound).
     pub fn read_exact(&mut self, buf: &mut [u8], field: &'static str) -> Result<()> {
+        self.ensure_available(buf.len() as u64, field)?;
         let mut filled = 0usize;
         while filled < buf.len() {
             let rest = buf.get_mut(filled..).unwrap_or_default();
@@ -229,16 +280,38 @@ impl<'a> Reader<'a> {
     }
 
     /// `count` little-endian `u64` words. The caller must have checked `count` against the
-    /// metadata before calling; the buffer still grows only as data actually arrives.
-    pub fn u64_words(&mut self, count: usize, field: &'static str) -> Result<Vec<u64>> {
-        const CHUNK: usize = 4096;
-        let mut out = Vec::with_capacity(count.min(1 << 20));
-        let mut buf = [0u8; CHUNK * 8];
+    /// metadata; here it is checked against what the stream can still deliver before
+    /// anything is allocated. From the input itself the output is allocated once at its final
+    /// size; from a decompressor (whose output is only bounded by the parameters) it starts
+    /// small and doubles as data actually arrives, each smaller buffer wiped as it is
+    /// replaced. Either way no reallocation leaves a copy behind: the words are returned in a
+    /// [`Zeroizing`] buffer and the staging buffer is wiped, since they may be a secret key's.
+    pub fn u64_words(&mut self, count: usize, field: &'static str) -> Result<Zeroizing<Vec<u64>>> {
+        const CHUNK: usize = 512;
+        let bytes = (count as u64).checked_mul(8).unwrap_or(u64::MAX);
+        self.ensure_available(bytes, field)?;
+        let initial = match self.bound {
+            Bound::Input(_) => count,
+            Bound::Decompressed(_) => count.min(CHUNK * 8),
+        };
+        let mut out = Zeroizing::new(Vec::with_capacity(initial));
+        let mut buf = Zeroizing::new([0u8; CHUNK * 8]);
         let mut left = count;
         while left > 0 {
             let take = left.min(CHUNK);
             let bytes = buf.get_mut(..take * 8).unwrap_or_default();
             self.read_exact(bytes, field)?;
+            if out.capacity() - out.len() < take {
+                let grown = out
+                    .capacity()
+                    .saturating_mul(2)
+                    .max(out.len() + take)
+                    .min(count);
+                let mut bigger = Zeroizing::new(Vec::with_capacity(grown));
+                bigger.extend_from_slice(&out);
+                // The old buffer is wiped as it drops.
+                out = bigger;
+            }
             out.extend(
                 bytes
                     .chunks_exact(8)
@@ -321,6 +394,9 @@ pub(crate) fn put_dynarray(out: &mut Vec<u8>, words: &[u64]) {
 
 /// Reads a nested `DynArray<u64>` whose element count must be exactly `expected`
 /// (or, when `alternative` is given, that count instead: SEAL's seeded ciphertexts).
+///
+/// On error the words read so far are wiped (they may be a secret key's); on success the
+/// caller owns them.
 pub(crate) fn read_dynarray(
     r: &mut Reader<'_>,
     what: &'static str,
@@ -350,40 +426,76 @@ pub(crate) fn read_dynarray(
         found: count,
         limit: usize::MAX as u64,
     })?;
-    let words = r.u64_words(count, what)?;
+    let mut words = r.u64_words(count, what)?;
     r.check_nested_end(what, start, declared)?;
-    Ok(words)
+    Ok(std::mem::take(&mut *words))
 }
 
 /// Wraps serialized members into a complete object: header, then the members stored as they
-/// are or compressed.
+/// are or compressed (zstd with its content checksum, zlib with its adler32, so a corrupted
+/// compressed body is refused on load).
+///
+/// The output is allocated once, with room for the worst case, and written in place, so no
+/// copy of the members (a secret key's, for [`SecretKey::save`](crate::SecretKey::save)) is
+/// left in freed memory by this function. The compressors' own internal state (zlib's window,
+/// zstd's context) is freed by those libraries without wiping; callers that compress secrets
+/// accept that.
 pub fn frame(members: &[u8], compr_mode: ComprMode) -> Result<Vec<u8>> {
-    let body = match compr_mode {
-        ComprMode::None => members.to_vec(),
+    let compression = |source| SealError::Compression { source };
+    let mut out = Vec::with_capacity(HEADER_SIZE + compressed_bound(members.len(), compr_mode));
+    out.extend_from_slice(&[0u8; HEADER_SIZE]);
+    match compr_mode {
+        ComprMode::None => out.extend_from_slice(members),
         ComprMode::Zlib => {
-            let mut enc =
-                flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-            enc.write_all(members)
-                .map_err(|source| SealError::Compression { source })?;
-            enc.finish()
-                .map_err(|source| SealError::Compression { source })?
+            let mut enc = flate2::write::ZlibEncoder::new(out, flate2::Compression::default());
+            enc.write_all(members).map_err(compression)?;
+            out = enc.finish().map_err(compression)?;
         }
-        ComprMode::Zstd => zstd::stream::encode_all(members, 0)
-            .map_err(|source| SealError::Compression { source })?,
-    };
-    let header = SealHeader::new(compr_mode, (HEADER_SIZE + body.len()) as u64);
-    let mut out = Vec::with_capacity(HEADER_SIZE + body.len());
-    out.extend_from_slice(&header.to_bytes());
-    out.extend_from_slice(&body);
+        ComprMode::Zstd => {
+            let mut enc = zstd::bulk::Compressor::new(0).map_err(compression)?;
+            enc.include_checksum(true).map_err(compression)?;
+            enc.include_contentsize(true).map_err(compression)?;
+            let spare = out.capacity() - out.len();
+            out.resize(HEADER_SIZE + spare, 0);
+            let body = out.get_mut(HEADER_SIZE..).unwrap_or_default();
+            let written = enc.compress_to_buffer(members, body).map_err(compression)?;
+            out.truncate(HEADER_SIZE + written);
+        }
+    }
+    let header = SealHeader::new(compr_mode, out.len() as u64);
+    if let Some(h) = out.get_mut(..HEADER_SIZE) {
+        h.copy_from_slice(&header.to_bytes());
+    }
     Ok(out)
+}
+
+/// The largest body `compr_mode` can make of `len` bytes (zlib's and zstd's documented
+/// bounds, with margin), so [`frame`] never reallocates.
+fn compressed_bound(len: usize, compr_mode: ComprMode) -> usize {
+    match compr_mode {
+        ComprMode::None => len,
+        // zlib's compressBound: len + len/4096 + len/16384 + len/2^25 + 13.
+        ComprMode::Zlib => len + len / 1024 + 64,
+        ComprMode::Zstd => zstd::zstd_safe::compress_bound(len) + 64,
+    }
+}
+
+/// [`frame`] into a buffer that is wiped when it drops: for secret members.
+pub fn frame_secret(members: &[u8], compr_mode: ComprMode) -> Result<Zeroizing<Vec<u8>>> {
+    frame(members, compr_mode).map(Zeroizing::new)
 }
 
 /// Reads a complete object `what` from `bytes` (which must hold exactly that object): checks
 /// the header, decompresses lazily and hands the member stream to `parse`, then checks that
 /// the members used exactly the declared bytes.
+///
+/// `max_members` is the longest member stream the object can have in its context: a
+/// compressed body is never decompressed beyond it ([`SealError::DecompressionLimit`]), and
+/// an uncompressed one longer than it is refused before parsing.
 pub fn unframe<T>(
     bytes: &[u8],
     what: &'static str,
+    max_members: u64,
     parse: impl FnOnce(&mut Reader<'_>) -> Result<T>,
 ) -> Result<T> {
     let raw: &[u8; HEADER_SIZE] = bytes
@@ -414,8 +526,15 @@ pub fn unframe<T>(
     let body = bytes.get(HEADER_SIZE..).unwrap_or_default();
     match header.compr_mode {
         ComprMode::None => {
+            if body.len() as u64 > max_members {
+                return Err(SealError::OversizedObject {
+                    what,
+                    size: body.len() as u64,
+                    limit: max_members,
+                });
+            }
             let mut src = body;
-            let mut reader = Reader::new(&mut src, what);
+            let mut reader = Reader::new(&mut src, what, Bound::Input(body.len() as u64));
             let value = parse(&mut reader)?;
             let used = reader.offset();
             if used != body.len() as u64 {
@@ -430,7 +549,7 @@ pub fn unframe<T>(
         ComprMode::Zlib => {
             let mut dec = flate2::bufread::ZlibDecoder::new(body);
             let value = {
-                let mut reader = Reader::new(&mut dec, what);
+                let mut reader = Reader::new(&mut dec, what, Bound::Decompressed(max_members));
                 let value = parse(&mut reader)?;
                 expect_end(&mut reader, what)?;
                 value
@@ -448,8 +567,13 @@ pub fn unframe<T>(
             let mut dec = zstd::stream::read::Decoder::with_buffer(body)
                 .map_err(|source| SealError::Decompression { what, source })?
                 .single_frame();
+            // A frame header may ask for a window of up to 2^31 bytes: allow no more than
+            // the object can need (and at least zstd's usual 2^20, at most 2^27).
+            let window_log = (64 - max_members.leading_zeros()).clamp(20, 27);
+            dec.window_log_max(window_log)
+                .map_err(|source| SealError::Decompression { what, source })?;
             let value = {
-                let mut reader = Reader::new(&mut dec, what);
+                let mut reader = Reader::new(&mut dec, what, Bound::Decompressed(max_members));
                 let value = parse(&mut reader)?;
                 expect_end(&mut reader, what)?;
                 value
@@ -467,11 +591,14 @@ pub fn unframe<T>(
     }
 }
 
-/// After the members of a compressed object: the decompressed stream must end here.
+/// After the members of a compressed object: the decompressed stream must end here (and,
+/// for zstd, the frame's content checksum is verified by the decoder when it reaches the end).
 fn expect_end(reader: &mut Reader<'_>, what: &'static str) -> Result<()> {
     let mut probe = [0u8; 1];
     let at = reader.offset();
-    match reader.read_exact(&mut probe, what) {
+    // Probe one byte past the members even at the limit (the limit bounds the members).
+    let mut raw = Reader::new(reader.src, what, Bound::Decompressed(1));
+    match raw.read_exact(&mut probe, what) {
         Ok(()) => Err(SealError::DecompressedTrailing { what, after: at }),
         Err(SealError::Truncated { .. }) => Ok(()),
         Err(e) => Err(e),
@@ -519,7 +646,7 @@ mod tests {
         let members: Vec<u8> = (0..10_000u32).flat_map(|i| (i % 7).to_le_bytes()).collect();
         for mode in [ComprMode::None, ComprMode::Zlib, ComprMode::Zstd] {
             let bytes = frame(&members, mode).unwrap();
-            let back = unframe(&bytes, "test", |r| {
+            let back = unframe(&bytes, "test", members.len() as u64, |r| {
                 let mut v = vec![0u8; members.len()];
                 r.read_exact(&mut v, "body")?;
                 Ok(v)
@@ -527,7 +654,7 @@ mod tests {
             .unwrap();
             assert_eq!(back, members, "{mode:?}");
             // The members must use the whole body.
-            let short = unframe(&bytes, "test", |r| {
+            let short = unframe(&bytes, "test", members.len() as u64, |r| {
                 let mut v = vec![0u8; members.len() - 1];
                 r.read_exact(&mut v, "body")?;
                 Ok(v)

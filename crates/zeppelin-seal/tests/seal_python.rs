@@ -319,7 +319,7 @@ fn seal_objects_convert_to_device_objects_and_back() {
     // ciphertext to SEAL's plaintext.
     let mut dev_sk = Box::new(zeppelin::SecretKey::<Seal4096>::zeroed());
     device::secret_key_from_seal(&dctx, &sk, &mut dev_sk).unwrap();
-    assert_eq!(device::secret_key(&dctx, &dev_sk).unwrap(), sk);
+    assert!(device::secret_key(&dctx, &dev_sk).unwrap().ct_eq(&sk));
     let mut plain = Box::new(zeppelin::Plaintext::<Seal4096>::zeroed());
     let mut ws = Box::new(Workspace::new());
     Bfv::<Seal4096>::decrypt(&dev_sk, &dev, &mut plain, &mut ws).unwrap();
@@ -461,13 +461,13 @@ fn seal_galois_keys_follow_the_convention_our_keygen_uses() {
     let mut s_coeff = sk.data.clone();
     ntt.inverse(&mut s_coeff).unwrap();
     let rotated = |g: u32| {
-        let mut r = Vec::new();
-        for (i, chunk) in s_coeff.chunks_exact(n).enumerate() {
-            r.extend(zeppelin_seal::poly::apply_galois_coeff(
-                chunk,
-                ntt.modulus(i),
-                g as usize,
-            ));
+        let mut r = vec![0u64; s_coeff.len()];
+        for (i, (chunk, out)) in s_coeff
+            .chunks_exact(n)
+            .zip(r.chunks_exact_mut(n))
+            .enumerate()
+        {
+            zeppelin_seal::poly::apply_galois_coeff_into(chunk, ntt.modulus(i), g as usize, out);
         }
         ntt.forward(&mut r).unwrap();
         r
@@ -556,10 +556,9 @@ for name in ("ct_level2.seal", "secret.seal", "relin.seal"):
         Ciphertext::load(&ctx, &z("ct_level2.seal")).unwrap(),
         Ciphertext::load(&ctx, &read("ct_level2.seal")).unwrap()
     );
-    assert_eq!(
-        SecretKey::load(&ctx, &z("secret.seal")).unwrap(),
-        SecretKey::load(&ctx, &read("secret.seal")).unwrap()
-    );
+    assert!(SecretKey::load(&ctx, &z("secret.seal"))
+        .unwrap()
+        .ct_eq(&SecretKey::load(&ctx, &read("secret.seal")).unwrap()));
     assert_eq!(
         RelinKeys::load(&ctx, &z("relin.seal")).unwrap(),
         RelinKeys::load(&ctx, &read("relin.seal")).unwrap()

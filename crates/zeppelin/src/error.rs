@@ -10,18 +10,17 @@ pub enum Error {
     InvalidLevel { level: usize, max: usize },
     /// A slice has the wrong number of elements.
     LengthMismatch { expected: usize, found: usize },
-    /// A slot or plaintext coefficient is not below `t`.
-    PlaintextOutOfRange { index: usize, value: u32, t: u32 },
+    /// A slot or plaintext coefficient is not below `t` (the value is not carried: it is the
+    /// user's data).
+    PlaintextOutOfRange { index: usize, t: u32 },
     /// A ciphertext or key residue is not below its prime.
     CoefficientOutOfRange {
         /// Polynomial (0 for `c0`/`p0`, 1 for `c1`/`p1`).
         poly: usize,
         /// RNS prime index.
         prime: usize,
-        /// Coefficient index.
+        /// Coefficient index (the value is not carried: it may be a key's).
         index: usize,
-        /// The offending value.
-        value: u32,
     },
     /// A secret-key coefficient is not in `{-1, 0, 1}` (or its residues disagree).
     SecretKeyNotTernary { index: usize },
@@ -65,17 +64,12 @@ impl fmt::Display for Error {
             Self::LengthMismatch { expected, found } => {
                 write!(f, "expected {expected} elements, found {found}")
             }
-            Self::PlaintextOutOfRange { index, value, t } => {
-                write!(f, "plaintext value {value} at index {index} is not below t = {t}")
+            Self::PlaintextOutOfRange { index, t } => {
+                write!(f, "plaintext value at index {index} is not below t = {t}")
             }
-            Self::CoefficientOutOfRange {
-                poly,
-                prime,
-                index,
-                value,
-            } => write!(
+            Self::CoefficientOutOfRange { poly, prime, index } => write!(
                 f,
-                "polynomial {poly}, prime {prime}, coefficient {index}: residue {value} is not below the prime"
+                "polynomial {poly}, prime {prime}, coefficient {index}: residue is not below the prime"
             ),
             Self::SecretKeyNotTernary { index } => {
                 write!(f, "secret-key coefficient {index} is not in {{-1, 0, 1}}")
@@ -142,8 +136,8 @@ pub enum WireError {
     UnknownParmsId,
     /// A metadata field has a value this form does not allow.
     BadField { field: &'static str, value: u64 },
-    /// A residue is not below its prime.
-    CoefficientOutOfRange { index: usize, value: u64 },
+    /// A residue is not below its prime (the value is not carried).
+    CoefficientOutOfRange { index: usize },
     /// The output buffer is too small.
     BufferTooSmall { needed: usize, found: usize },
 }
@@ -165,8 +159,8 @@ impl fmt::Display for WireError {
             }
             Self::UnknownParmsId => write!(f, "unknown parms_id for this preset"),
             Self::BadField { field, value } => write!(f, "invalid {field}: {value}"),
-            Self::CoefficientOutOfRange { index, value } => {
-                write!(f, "residue {value} at index {index} is not below its prime")
+            Self::CoefficientOutOfRange { index } => {
+                write!(f, "residue at index {index} is not below its prime")
             }
             Self::BufferTooSmall { needed, found } => {
                 write!(f, "output buffer holds {found} bytes, {needed} needed")

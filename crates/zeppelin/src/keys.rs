@@ -339,12 +339,7 @@ pub(crate) fn check_rows<P: Params>(level: usize, rows: &[u32], poly: usize) -> 
     }
     for (prime, (row, &q)) in rows.chunks_exact(n).zip(P::DATA_PRIMES).enumerate() {
         if let Some(index) = row.iter().position(|&v| v >= q) {
-            return Err(Error::CoefficientOutOfRange {
-                poly,
-                prime,
-                index,
-                value: row[index],
-            });
+            return Err(Error::CoefficientOutOfRange { poly, prime, index });
         }
     }
     Ok(())
@@ -363,12 +358,7 @@ pub(crate) fn check_bytes<P: Params>(level: usize, bytes: &[u8], poly: usize) ->
         for (index, w) in row.chunks_exact(4).enumerate() {
             let value = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
             if value >= q {
-                return Err(Error::CoefficientOutOfRange {
-                    poly,
-                    prime,
-                    index,
-                    value,
-                });
+                return Err(Error::CoefficientOutOfRange { poly, prime, index });
             }
         }
     }

@@ -90,11 +90,7 @@ pub(crate) fn check_below_t(values: &[u32], t: u32) -> Result<(), Error> {
     }
     // Error path only: find the first offending value to report it.
     match values.iter().position(|&v| v >= t) {
-        Some(index) => Err(Error::PlaintextOutOfRange {
-            index,
-            value: values[index],
-            t,
-        }),
+        Some(index) => Err(Error::PlaintextOutOfRange { index, t }),
         None => Ok(()),
     }
 }

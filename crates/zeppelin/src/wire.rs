@@ -237,7 +237,7 @@ fn check_rows_at<P: Params>(b: &[u8], at: usize, level: usize) -> Result<(), Wir
     for (index, v) in rows_at::<P>(b, at, level)? {
         let q = u64::from(P::DATA_PRIMES[index / P::N]);
         if v >= q {
-            return Err(WireError::CoefficientOutOfRange { index, value: v });
+            return Err(WireError::CoefficientOutOfRange { index });
         }
     }
     Ok(())
@@ -254,12 +254,6 @@ fn read_rows<P: Params>(
         *d = v as u32;
     }
     Ok(())
-}
-
-/// Whether `bytes` look like the seeded device form (SEAL header, then the AES `prng_type`
-/// where SEAL's seeded form has its generator).
-pub fn is_seeded_form(bytes: &[u8]) -> bool {
-    bytes.len() > PRNG_INFO && bytes[bytes.len() - PRNG_INFO + HEADER] == AES_CTR_PRNG_TYPE
 }
 
 /// Parses the seeded form into `out`, checking every field and residue first. On error `out`

@@ -1,0 +1,21 @@
+//! SEAL `GaloisKeys` (full and seeded; none / zlib / zstd) under the toy context, the
+//! Seal4096 context or parameters carried in the input. A loaded key must save and load
+//! back unchanged.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use zeppelin_seal::{ComprMode, GaloisKeys};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((ctx, body)) = fuzz_common::split_seal_input(data) else {
+        return;
+    };
+    let Ok(keys) = GaloisKeys::load(&ctx, body) else {
+        return;
+    };
+    let _ = keys.elements();
+    // Byte equality (not `==`: a NaN `scale` would never equal itself).
+    let again = keys.save(ComprMode::None).expect("loaded keys save");
+    let reloaded = GaloisKeys::load(&ctx, &again).expect("and loads back");
+    assert!(reloaded.save(ComprMode::None).expect("saves again") == again);
+});

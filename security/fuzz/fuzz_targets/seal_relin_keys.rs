@@ -1,0 +1,20 @@
+//! SEAL `RelinKeys` (full and seeded; none / zlib / zstd) under the toy context, the
+//! Seal4096 context or parameters carried in the input. A loaded key must save and load
+//! back unchanged.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use zeppelin_seal::{ComprMode, RelinKeys};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((ctx, body)) = fuzz_common::split_seal_input(data) else {
+        return;
+    };
+    let Ok(keys) = RelinKeys::load(&ctx, body) else {
+        return;
+    };
+    // Byte equality (not `==`: a NaN `scale` would never equal itself).
+    let again = keys.save(ComprMode::None).expect("loaded keys save");
+    let reloaded = RelinKeys::load(&ctx, &again).expect("and loads back");
+    assert!(reloaded.save(ComprMode::None).expect("saves again") == again);
+});
