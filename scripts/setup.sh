@@ -33,4 +33,10 @@ if [ ! -x .venv/bin/python ] ||
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check "${py_pkgs[@]}"
 fi
+# cargo-fuzz for the fuzzing suite (security/fuzz/run.sh; libFuzzer on stable with
+# RUSTC_BOOTSTRAP=1 for the AddressSanitizer build).
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  echo "setup: installing cargo-fuzz 0.13.2"
+  cargo install -q cargo-fuzz --version 0.13.2 --locked
+fi
 echo "setup: ok"
