@@ -12,3 +12,4 @@
 
 pub mod meter;
 pub mod report;
+pub mod trace;
