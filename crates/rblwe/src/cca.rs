@@ -18,6 +18,7 @@
 //! formal proof, and Set 2's 2^-10 failure rate makes it unsuitable there.
 
 use hkdf::HkdfExtract;
+use core::hint::black_box;
 use rand_core::CryptoRngCore;
 use sha2::{Digest, Sha256};
 use zeppelin_ring::ct::mask_is_zero;
@@ -333,12 +334,14 @@ pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usi
 }
 
 /// CCA2 decryption into `out` (`n/8` bytes): the message if the ciphertext re-encrypts
-/// exactly, else the pseudorandom `R(z, H(C))`. Selection is branch-free.
+/// exactly, else the pseudorandom `R(z, H(C))`. Selection is branch-free (value barriers
+/// keep the masks opaque to the optimiser; security/cca-branch checks the binaries).
 ///
 /// With fault hardening, the comparison runs forward and in reverse into two independent
-/// masks (both must pass), and the selected output is stored twice (forward and reverse
-/// loops) and cross-checked, so a skipped store or loop is detected rather than silently
-/// releasing a corrupted output. Errors erase `out`.
+/// masks (both must pass), and the selected output is computed twice, independently
+/// (masks derived again, another formula, reverse order, loop-completion counter), and
+/// cross-checked, so a skipped store or loop or a corrupted mask or byte is detected rather
+/// than silently releasing a corrupted output. Errors erase `out`.
 pub fn decrypt<
     P: ParamSet,
     C: Countermeasures,
@@ -353,8 +356,17 @@ pub fn decrypt<
 ) -> Result<(), Error> {
     check_len("message output buffer", out, P::BITS_BYTES)?;
     let result = decrypt_inner::<P, C, K, R, CAP>(sk, ct, pool, out);
-    if result.is_err() {
+    // The barrier hides from the optimiser that the erase path only runs on an error: a
+    // single fault that sends an Ok result down it (seen in the emulated campaign,
+    // security/fault) must then return an error, not Ok with an erased output.
+    if black_box(result.is_err()) {
         out.zeroize();
+        return match result {
+            Err(e) => Err(e),
+            Ok(()) => Err(Error::FaultDetected {
+                check: "output erasure on an Ok result",
+            }),
+        };
     }
     result
 }
@@ -374,6 +386,10 @@ fn decrypt_inner<
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
     let mut reject = P::Bits::zeroed();
+    // The output's address, kept behind a barrier: a fault on the register holding it would
+    // otherwise redirect the stores and the cross-check alike, and both copies would agree
+    // while `out` kept stale data (seen in the emulated campaign, security/fault).
+    let out_address = black_box(out.as_ptr() as usize);
     let result = (|| {
         sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
         kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
@@ -396,28 +412,32 @@ fn decrypt_inner<
         if fault::hit(Fault::ZeroForwardAccumulator) {
             forward = 0;
         }
-        // All ones (0xff) if the forward comparison found no difference, else zero.
-        let mut mask_forward = mask_is_zero(forward) as u8;
-        if fault::hit(Fault::ForceForwardMask) {
-            mask_forward = 0xff;
-        }
-        let mask_reverse = if C::FAULT_HARDENING {
-            let mut reverse = 0u32;
+        let mut reverse = 0u32;
+        if C::FAULT_HARDENING {
             for (x, y) in parts.iter().rev() {
                 reverse |= diff_reverse(x, y);
             }
             if fault::hit(Fault::ZeroReverseAccumulator) {
                 reverse = 0;
             }
-            mask_is_zero(reverse) as u8
+        }
+        // Value barriers (black_box) on every mask: the optimiser must not learn that a
+        // mask is 0x00 or 0xff, or it merges the two masks into one flag and turns the
+        // selection into a branch on validity, a single decision point for faults and a
+        // leak of the bit implicit rejection hides (review F1; checked on the binaries by
+        // security/cca-branch). All ones (0xff) if the comparison found no difference.
+        let mut mask_forward = black_box(mask_is_zero(forward) as u8);
+        if fault::hit(Fault::ForceForwardMask) {
+            mask_forward = 0xff;
+        }
+        let mut mask_reverse = if C::FAULT_HARDENING {
+            black_box(mask_is_zero(reverse) as u8)
         } else {
             0xff
         };
-        let mask_reverse = if fault::hit(Fault::ForceReverseMask) {
-            0xff
-        } else {
-            mask_reverse
-        };
+        if fault::hit(Fault::ForceReverseMask) {
+            mask_reverse = 0xff;
+        }
         // out = reject XOR ((candidate XOR reject) AND both masks): branch-free selection.
         for (i, ((o, m), r)) in out
             .iter_mut()
@@ -431,7 +451,15 @@ fn decrypt_inner<
             *o = r ^ ((m ^ r) & mask_forward & mask_reverse);
         }
         if C::FAULT_HARDENING {
-            // Duplicated output store, computed by an independent (reverse) loop.
+            // Duplicated output store, independent of the first: the masks are derived
+            // again from the accumulators behind fresh barriers (so a fault on a mask
+            // register or on one selected byte reaches one copy only), the bytes are
+            // selected by another formula (AND/OR instead of XOR/AND, so the compiler
+            // cannot share the first copy's values), in the reverse order, with a
+            // loop-completion counter.
+            let again_forward = black_box(mask_is_zero(black_box(forward)) as u8);
+            let again_reverse = black_box(mask_is_zero(black_box(reverse)) as u8);
+            let keep = black_box(again_forward & again_reverse);
             let mut check = P::Bits::zeroed();
             let mut stores = 0usize;
             for ((o, m), r) in check
@@ -441,14 +469,24 @@ fn decrypt_inner<
                 .zip(reject.as_ref())
                 .rev()
             {
-                *o = r ^ ((m ^ r) & mask_forward & mask_reverse);
-                stores = core::hint::black_box(stores + 1);
+                *o = (m & keep) | (r & !keep);
+                stores = black_box(stores + 1);
             }
             let diff = diff_reverse(out, check.as_ref());
             check.as_mut().zeroize();
-            if diff != 0 || stores != P::N / 8 {
+            if stores != P::N / 8 {
+                return Err(Error::FaultDetected {
+                    check: "output selection loop completion",
+                });
+            }
+            if diff != 0 {
                 return Err(Error::FaultDetected {
                     check: "duplicated output selection",
+                });
+            }
+            if black_box(out.as_ptr() as usize) != out_address {
+                return Err(Error::FaultDetected {
+                    check: "output address",
                 });
             }
         }

@@ -402,9 +402,13 @@ fn decrypt_inner<P: ParamSet, C: Countermeasures>(
         arith::decode_msb(w.as_ref(), P::LOG_Q, again.as_mut());
         let diff = diff_forward(out, again.as_ref());
         again.as_mut().zeroize();
-        if iterations != P::N || diff != 0 {
+        if iterations != P::N {
             result = Err(Error::FaultDetected {
-                check: "decryption loop completion / duplicated output",
+                check: "decryption loop completion",
+            });
+        } else if diff != 0 {
+            result = Err(Error::FaultDetected {
+                check: "duplicated decoder output",
             });
         }
     }

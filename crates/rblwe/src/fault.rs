@@ -5,6 +5,11 @@
 //! like the paper's debugger-driven campaign. Without the feature (the default, and every
 //! firmware build) the internal `hit` check is a constant `false` and the hooks compile away.
 
+/// Whether the simulated fault hooks are compiled into this build of the crate (`fault-sim`).
+/// False in production and in every test except `tests/fault_campaign.rs`; the KAT test
+/// asserts it, so the known answers are checked against production code.
+pub const HOOKS_COMPILED: bool = cfg!(feature = "fault-sim");
+
 /// The simulated fault points.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]

@@ -1,4 +1,5 @@
-//! Simulated single-point logical faults (feature `fault-sim`, enabled for tests): each
+//! Simulated single-point logical faults (feature `fault-sim`, enabled for this test only:
+//! `cargo test --release -p rblwe --features fault-sim --test fault_campaign`): each
 //! fault is injected into the hardened configuration, and into the same code without fault
 //! hardening to show what the countermeasure prevents. One test function, because the
 //! injected fault is process-wide.

@@ -17,6 +17,16 @@ const SET2: &[u8] = include_bytes!("kats/set2.kat");
 const SET3: &[u8] = include_bytes!("kats/set3.kat");
 
 #[test]
+fn kats_run_production_code() {
+    // The simulated fault hooks (feature `fault-sim`) must not be compiled into the code the
+    // known answers are checked against; only tests/fault_campaign.rs enables them.
+    assert!(
+        !rblwe::fault::HOOKS_COMPILED,
+        "rblwe was built with fault-sim for the KATs"
+    );
+}
+
+#[test]
 fn pinned_kat_files_match() {
     for (name, outcome) in [
         ("set1", kat::check::<Set1>(SET1).unwrap()),

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""Binary check: no conditional branch between the final ciphertext comparison and the output
+stores of every `rblwe::cca::decrypt` instance (review F1, issue 11 item 1).
+
+For each instance in a linked binary (Cortex-M33 ELF via arm-none-eabi-objdump, x86-64 via
+objdump), the calls to `rblwe::cpa::diff_forward` / `diff_reverse` are located. With fault
+hardening there are eight ciphertext comparisons (four forward, four reverse) followed by the
+cross-check of the duplicated output; without it, four. The window checked runs from the
+last ciphertext-comparison call to the output cross-check call (or the end of the function):
+it holds the mask computation, the selection and both output stores. Any conditional control
+transfer in it is a finding, except the back-edge of a counted loop (flags from an induction
+register that the loop body changes only by a constant step: a public trip count; listed as
+notes), e.g. the 64-byte output loops of Set 3:
+
+* Thumb: b<cond> (incl. .w/.n), cbz, cbnz, tbb/tbh, and any instruction inside an IT block
+  that writes the PC (conditional bx/pop/ldr/mov/add to pc);
+* x86-64: every jcc, jrcxz/jecxz and loop*.
+
+An instance whose call structure is not recognised (other than 4 or 8 comparison calls
+before the cross-check) is a failure too, so the check cannot pass vacuously.
+
+Usage:
+  check.py --m33 ELF [--host BIN]         check binaries (exit 1 on any finding)
+  check.py --listing FILE --arch {m33,x86} check a pinned objdump listing (negative control)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+DECRYPT = "rblwe::cca::decrypt"
+COMPARE = ("rblwe::cpa::diff_forward", "rblwe::cpa::diff_reverse")
+
+THUMB_COND = re.compile(r"^b(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le)(\.[wn])?$")
+X86_COND = re.compile(r"^(j(?!mp)[a-z]+|jrcxz|jecxz|loop[a-z]*)$")
+# objdump -d line: "  10027686:\tf7ff fe12 \tbl\t1002...", or x86 "  e62de:\t09 c5  \tor ..."
+LINE = re.compile(r"^\s*([0-9a-f]+):\s*(?:[0-9a-f]{2,8}\s)*\s*\t?([a-z][a-z0-9.]*)\s*(.*)$")
+FUNC = re.compile(r"^([0-9a-f]+) <(.*)>:$")
+
+
+@dataclass
+class Insn:
+    addr: int
+    mnemonic: str
+    operands: str
+    text: str
+
+
+@dataclass
+class Instance:
+    name: str
+    addr: int
+    insns: list[Insn]
+
+
+def parse_listing(text: str) -> list[Instance]:
+    """The `rblwe::cca::decrypt` functions of an objdump -d -C --no-show-raw-insn listing."""
+    out: list[Instance] = []
+    current: Instance | None = None
+    for line in text.splitlines():
+        m = FUNC.match(line.strip())
+        if m:
+            name = m.group(2)
+            current = Instance(name, int(m.group(1), 16), []) if name.startswith(DECRYPT) else None
+            if current is not None:
+                out.append(current)
+            continue
+        if current is None:
+            continue
+        m = LINE.match(line)
+        if m and ":" in line:
+            current.insns.append(Insn(int(m.group(1), 16), m.group(2), m.group(3).strip(), line.strip()))
+    return out
+
+
+def disassemble(tool: str, binary: str) -> str:
+    res = subprocess.run([tool, "-d", "-C", "--no-show-raw-insn", binary],
+                         capture_output=True, text=True, check=True)
+    return res.stdout
+
+
+def resolve_x86_calls(binary: str, listing: str) -> str:
+    """The host binary is position-independent: diff_* are called through registers loaded
+    from the GOT (`mov GOT(%rip),%r12 ; call *%r12`) or `call *GOT(%rip)`. Annotate each
+    such call with its target's name so that the comparison calls can be counted."""
+    got = {}
+    rel = subprocess.run(["readelf", "-rW", binary], capture_output=True, text=True, check=True)
+    for line in rel.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[2] == "R_X86_64_RELATIVE":
+            got[int(f[0], 16)] = int(f[3], 16)
+        elif len(f) >= 5 and f[2] in ("R_X86_64_GLOB_DAT", "R_X86_64_64"):
+            got[int(f[0], 16)] = int(f[3], 16)
+    syms = {}
+    nm = subprocess.run(["nm", "-C", binary], capture_output=True, text=True, check=True)
+    for line in nm.stdout.splitlines():
+        f = line.split(" ", 2)
+        if len(f) == 3 and f[2] in COMPARE:
+            syms[int(f[0], 16)] = f[2]
+    regs: dict[str, int] = {}
+    out = []
+    for line in listing.splitlines():
+        m = re.search(r"\t(mov|lea)\s+0x[0-9a-f]+\(%rip\),(%r[a-z0-9]+)\s+# ([0-9a-f]+)", line)
+        if m:
+            addr = int(m.group(3), 16)
+            regs[m.group(2)] = got.get(addr, 0) if m.group(1) == "mov" else addr
+        target = None
+        m = re.search(r"\tcall\s+\*(%r[a-z0-9]+)\s*$", line)
+        if m:
+            target = regs.get(m.group(1))
+        m = re.search(r"\tcall\s+\*0x[0-9a-f]+\(%rip\)\s+# ([0-9a-f]+)", line)
+        if m:
+            target = got.get(int(m.group(1), 16))
+        if target in syms:
+            line += f" <{syms[target]}>"
+        if re.search(r"\t(ret|jmp)\b", line) or re.match(r"^[0-9a-f]+ <", line):
+            regs = {} if re.match(r"^[0-9a-f]+ <", line) else regs
+        out.append(line)
+    return "\n".join(out)
+
+
+def is_compare_call(insn: Insn) -> bool:
+    return insn.mnemonic in ("bl", "call", "callq") and any(
+        f"<{c}>" in insn.operands for c in COMPARE)
+
+
+THUMB_FLAG_SETTERS = re.compile(r"^(cmp|cmn|tst|teq|[a-z]+s)(\.[wn])?$")
+IMM = re.compile(r"^#-?(0x[0-9a-f]+|[0-9]+)$")
+
+
+def thumb_regs(ops: str) -> list[str]:
+    return [o.strip() for o in ops.split(";")[0].split("@")[0].split(",")]
+
+
+def thumb_counted_loop(window: list[Insn], k: int) -> bool:
+    """Whether the conditional branch window[k] is the back-edge of a loop whose exit depends
+    only on an induction register: the flags come from `cmp R, #imm`, `subs R, #imm` or
+    `adds/subs X, R, #imm`, and R is changed in the loop body only by adding or subtracting
+    an immediate (a public trip count, not data)."""
+    br = window[k]
+    m = re.match(r"^([0-9a-f]+)\b", br.operands)
+    if not m:
+        return False
+    target = int(m.group(1), 16)
+    if target >= br.addr:
+        return False
+    body = [i for i in window[:k] if i.addr >= target]
+    if not body or body[0].addr != target:
+        return False
+    setter = next((i for i in reversed(body) if THUMB_FLAG_SETTERS.match(i.mnemonic)), None)
+    if setter is None:
+        return False
+    ops = thumb_regs(setter.operands)
+    base = setter.mnemonic.split(".")[0]
+    if base == "cmp" and len(ops) == 2 and IMM.match(ops[1]):
+        reg = ops[0]
+    elif base in ("subs", "adds") and len(ops) == 2 and IMM.match(ops[1]):
+        reg = ops[0]
+    elif base in ("subs", "adds") and len(ops) == 3 and IMM.match(ops[2]):
+        reg = ops[1]
+    else:
+        return False
+    for i in body:
+        dst = thumb_regs(i.operands)
+        if not dst or dst[0] != reg or i.mnemonic.split(".")[0] in ("cmp", "cmn", "tst", "teq", "str", "strb", "strh"):
+            continue
+        b = i.mnemonic.split(".")[0]
+        step = dst[1:]
+        if b in ("adds", "subs", "add", "sub") and (
+            (len(step) == 1 and IMM.match(step[0])) or (len(step) == 2 and step[0] == reg and IMM.match(step[1]))):
+            continue
+        return False
+    return True
+
+
+def thumb_findings(window: list[Insn], notes: list[str]) -> list[Insn]:
+    found = []
+    it_left = 0
+    for k, insn in enumerate(window):
+        mn = insn.mnemonic
+        predicated = it_left > 0
+        if predicated:
+            it_left -= 1
+        if mn.startswith("it") and len(mn) <= 5 and set(mn[1:]) <= {"t", "e"}:
+            it_left = len(mn) - 1
+            continue
+        base = mn.split(".")[0]
+        if THUMB_COND.match(mn) and not predicated and thumb_counted_loop(window, k):
+            notes.append(f"counted-loop back-edge (induction register only): {insn.text}")
+        elif THUMB_COND.match(mn) or base in ("cbz", "cbnz", "tbb", "tbh"):
+            found.append(insn)
+        elif predicated and writes_pc(insn):
+            found.append(insn)
+    return found
+
+
+def writes_pc(insn: Insn) -> bool:
+    base = insn.mnemonic.split(".")[0]
+    ops = insn.operands.split(";")[0].replace(" ", "")
+    if base.startswith(("bx", "blx", "b")) and not base.startswith(("bic", "bfc", "bfi")):
+        return True
+    if base.startswith("pop") or base.startswith("ldm"):
+        return "pc" in ops
+    first = ops.split(",")[0]
+    return first == "pc"
+
+
+X86_FLAG_SETTERS = ("cmp", "add", "sub", "inc", "dec", "test", "and", "or", "xor")
+
+
+def x86_counted_loop(window: list[Insn], k: int) -> bool:
+    """As thumb_counted_loop, for x86-64 (AT&T operand order): flags from `cmp $imm, %R`,
+    `add/sub $imm, %R`, `inc/dec %R`, and R changed in the body only by those."""
+    br = window[k]
+    m = re.match(r"^([0-9a-f]+)\b", br.operands)
+    if not m:
+        return False
+    target = int(m.group(1), 16)
+    body = [i for i in window[:k] if i.addr >= target]
+    if target >= br.addr or not body or body[0].addr != target:
+        return False
+    setter = next((i for i in reversed(body) if i.mnemonic.rstrip("lqwb") in X86_FLAG_SETTERS), None)
+    if setter is None:
+        return False
+    ops = [o.strip() for o in setter.operands.split("#")[0].split(",")]
+    base = setter.mnemonic.rstrip("lqwb")
+    if base in ("cmp", "add", "sub") and len(ops) == 2 and ops[0].startswith("$") and ops[1].startswith("%"):
+        reg = ops[1]
+    elif base in ("inc", "dec") and len(ops) == 1 and ops[0].startswith("%"):
+        reg = ops[0]
+    else:
+        return False
+    for i in body:
+        o = [x.strip() for x in i.operands.split("#")[0].split(",")]
+        if not o or o[-1] != reg or i.mnemonic.rstrip("lqwb") in ("cmp", "test"):
+            continue
+        b = i.mnemonic.rstrip("lqwb")
+        if (b in ("add", "sub") and len(o) == 2 and o[0].startswith("$")) or (b in ("inc", "dec") and len(o) == 1):
+            continue
+        return False
+    return True
+
+
+def x86_findings(window: list[Insn], notes: list[str]) -> list[Insn]:
+    found = []
+    for k, i in enumerate(window):
+        if not X86_COND.match(i.mnemonic):
+            continue
+        if x86_counted_loop(window, k):
+            notes.append(f"counted-loop back-edge (induction register only): {i.text}")
+        else:
+            found.append(i)
+    return found
+
+
+def check_instance(inst: Instance, arch: str) -> tuple[list[str], list[Insn], list[str]]:
+    """(problems, window, notes) for one instance."""
+    calls = [k for k, i in enumerate(inst.insns) if is_compare_call(i)]
+    problems = []
+    if len(calls) >= 9:
+        start, stop = calls[7], calls[8]
+    elif len(calls) == 4:
+        start, stop = calls[3], len(inst.insns) - 1
+    else:
+        return [f"{len(calls)} comparison calls (expected 4 or at least 9): structure not recognised"], [], []
+    window = inst.insns[start:stop + 1]
+    notes: list[str] = []
+    findings = thumb_findings(window, notes) if arch == "m33" else x86_findings(window, notes)
+    for f in findings:
+        problems.append(f"conditional branch between the final comparison and the output stores: {f.text}")
+    return problems, window, notes
+
+
+def run(listing: str, arch: str, label: str) -> int:
+    instances = parse_listing(listing)
+    if not instances:
+        print(f"FAIL {label}: no {DECRYPT} instance found")
+        return 1
+    failed = 0
+    for inst in instances:
+        problems, window, notes = check_instance(inst, arch)
+        head = f"{label} {inst.name} @ {inst.addr:#x}"
+        if problems:
+            failed += 1
+            print(f"FAIL {head}")
+            for p in problems:
+                print(f"     {p}")
+        else:
+            first, last = window[0].addr, window[-1].addr
+            print(f"PASS {head}: window {first:#x}..{last:#x}, {len(window)} instructions, "
+                  f"no conditional branch on data ({len(notes)} counted-loop back-edges)")
+        for n in notes:
+            print(f"     note: {n}")
+    print(f"{label}: {len(instances) - failed} of {len(instances)} instances pass")
+    return 1 if failed else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--m33", help="Cortex-M33 ELF (arm-none-eabi-objdump)")
+    ap.add_argument("--host", help="x86-64 host binary (objdump)")
+    ap.add_argument("--listing", help="a saved objdump -d -C --no-show-raw-insn listing")
+    ap.add_argument("--arch", choices=("m33", "x86"))
+    a = ap.parse_args()
+    status = 0
+    if a.listing:
+        if not a.arch:
+            ap.error("--listing needs --arch")
+        with open(a.listing) as f:
+            status |= run(f.read(), a.arch, a.listing)
+    if a.m33:
+        status |= run(disassemble("arm-none-eabi-objdump", a.m33), "m33", "M33")
+    if a.host:
+        listing = resolve_x86_calls(a.host, disassemble("objdump", a.host))
+        status |= run(listing, "x86", "host")
+    if not (a.listing or a.m33 or a.host):
+        ap.error("nothing to check")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
