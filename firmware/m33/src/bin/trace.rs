@@ -1,7 +1,6 @@
 //! Trace image for the trace-equivalence check (`security/trace/run.sh`) on the M33: runs
 //! one RBLWE decryption on every pair of the input that the script loaded at `INPUT` (see
-//! `zeppelin_harness::trace`), each side of a pair inside its own trace
-//! window. Per pair, the ciphertext (public) is the same for both sides; the sides differ in
+//! `zeppelin_harness::trace`), each side of a pair inside its own trace window. Per pair, the ciphertext (public) is the same for both sides; the sides differ in
 //! the secret key and the masking randomness, and so in the outcome: pair `k` is encrypted to
 //! side `k % 3` (side 2: to neither, a key from the public block), so CCA2 pairs compare a
 //! valid against an invalid ciphertext, or two rejections. Keys and ciphertexts are made
@@ -17,9 +16,8 @@ mod trng;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
-use rblwe::cca::{self, CcaCiphertext, CcaSecretKey};
-use rblwe::cpa::{self, Ciphertext, SecretKey};
-use rblwe::masked::MaskedSecretKey;
+use rblwe::cca::{self, CcaCiphertext};
+use rblwe::cpa::{self, Ciphertext};
 use rblwe::params::ParamSet;
 use rblwe::{Branchy, ConstantTime, EntropyPool, Error, Hardened, PublicParameter};
 use rblwe::{Set1, Set2, Set3};
@@ -64,6 +62,33 @@ fn message<P: ParamSet>(public: &[u8; 32], out: &mut [u8]) {
     }
 }
 
+/// The key seed of side 0 or 1, or (2) of a third key from the public block: pair `k`'s
+/// ciphertext (public, the same for both windows) is encrypted to the key of `owner(k)`.
+fn key_seed(pair: &Pair, side: usize) -> [u8; 32] {
+    if side < 2 {
+        pair.seed(side, 0)
+    } else {
+        pair.public
+    }
+}
+
+/// One CPA window: the side's key (regenerated from its seed, before the window), then the
+/// decryption alone inside the window. Out of line and called from one loop, so that both
+/// sides run on the same stack addresses.
+#[inline(never)]
+fn cpa_side<P: ParamSet, C: rblwe::Countermeasures>(
+    a: &PublicParameter<P>,
+    seed: &[u8; 32],
+    ct: &Ciphertext<P>,
+) -> Result<u32, Error> {
+    let (_, sk) = cpa::keygen::<P, C, _, POOL>(a, &mut pool_from(seed))?;
+    let mut out = [0u8; 64];
+    ctrace_open();
+    let r = cpa::decrypt::<P, C>(&sk, ct, &mut out[..P::N / 8]);
+    ctrace_close();
+    r.map(|_| digest(out))
+}
+
 /// CPA decryption (`C` = ConstantTime, Hardened or the Branchy control) of one pair.
 fn cpa_pair<P: ParamSet, C: rblwe::Countermeasures>(
     k: usize,
@@ -71,35 +96,43 @@ fn cpa_pair<P: ParamSet, C: rblwe::Countermeasures>(
     a: &PublicParameter<P>,
     digests: &mut [u32; 2],
 ) -> Result<(), Error> {
-    let seeds = [pair.seed(0, 0), pair.seed(1, 0), pair.public];
-    let mut keys: [Option<SecretKey<P>>; 2] = [None, None];
-    let mut ct: Option<Ciphertext<P>> = None;
-    for (side, seed) in seeds.iter().enumerate() {
-        let (pk, sk) = cpa::keygen::<P, C, _, POOL>(a, &mut pool_from(seed))?;
-        if side == owner(k) {
-            let mut m = [0u8; 64];
-            message::<P>(&pair.public, &mut m);
-            ct = Some(cpa::encrypt::<P, C, _, POOL>(
-                &pk,
-                &m[..P::N / 8],
-                &mut pool_from(&pair.public),
-            )?);
-        }
-        if side < 2 {
-            keys[side] = Some(sk);
-        }
-    }
-    let ct = ct.ok_or(Error::Entropy)?;
-    for (side, key) in keys.iter().enumerate() {
-        let sk = key.as_ref().ok_or(Error::Entropy)?;
-        let mut out = [0u8; 64];
-        ctrace_open();
-        let r = cpa::decrypt::<P, C>(sk, &ct, &mut out[..P::N / 8]);
-        ctrace_close();
-        r?;
-        digests[side] = digest(out);
+    let (pk, _) = cpa::keygen::<P, C, _, POOL>(a, &mut pool_from(&key_seed(pair, owner(k))))?;
+    let mut m = [0u8; 64];
+    message::<P>(&pair.public, &mut m);
+    let ct = cpa::encrypt::<P, C, _, POOL>(&pk, &m[..P::N / 8], &mut pool_from(&pair.public))?;
+    for (side, d) in digests.iter_mut().enumerate() {
+        *d = cpa_side::<P, C>(a, &key_seed(pair, side), &ct)?;
     }
     Ok(())
+}
+
+/// One CCA2 window (plain or masked key): the side's key (regenerated from its seed) and its
+/// pool of masking randomness (from its noise seed) before the window, the decryption alone
+/// inside. Out of line and called from one loop, as [`cpa_side`].
+#[inline(never)]
+fn cca_side<P: ParamSet, const MASKED: bool>(
+    a: &PublicParameter<P>,
+    seed: &[u8; 32],
+    noise: &[u8; 32],
+    ct: &CcaCiphertext<P>,
+) -> Result<u32, Error> {
+    let mut out = [0u8; 64];
+    let r = if MASKED {
+        let (_, mut sk) = cca::keygen_masked::<P, Hardened, _, POOL>(a, &mut pool_from(seed))?;
+        let mut pool = pool_from(noise);
+        ctrace_open();
+        let r = cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, ct, &mut pool, &mut out[..P::N / 8]);
+        ctrace_close();
+        r
+    } else {
+        let (_, mut sk) = cca::keygen::<P, Hardened, _, POOL>(a, &mut pool_from(seed))?;
+        let mut pool = pool_from(noise);
+        ctrace_open();
+        let r = cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, ct, &mut pool, &mut out[..P::N / 8]);
+        ctrace_close();
+        r
+    };
+    r.map(|_| digest(out))
 }
 
 /// CCA2 decryption (plain or masked key) of one pair.
@@ -109,56 +142,17 @@ fn cca_pair<P: ParamSet, const MASKED: bool>(
     a: &PublicParameter<P>,
     digests: &mut [u32; 2],
 ) -> Result<(), Error> {
+    let mut pool = pool_from(&key_seed(pair, owner(k)));
+    let pk = if MASKED {
+        cca::keygen_masked::<P, Hardened, _, POOL>(a, &mut pool)?.0
+    } else {
+        cca::keygen::<P, Hardened, _, POOL>(a, &mut pool)?.0
+    };
     let mut m = [0u8; 64];
     message::<P>(&pair.public, &mut m);
-    let seeds = [pair.seed(0, 0), pair.seed(1, 0), pair.public];
-    let mut ct: Option<CcaCiphertext<P>> = None;
-    let mut plain: [Option<CcaSecretKey<P, SecretKey<P>>>; 2] = [None, None];
-    let mut masked: [Option<CcaSecretKey<P, MaskedSecretKey<P>>>; 2] = [None, None];
-    for (side, seed) in seeds.iter().enumerate() {
-        let mut pool = pool_from(seed);
-        let pk = if MASKED {
-            let (pk, sk) = cca::keygen_masked::<P, Hardened, _, POOL>(a, &mut pool)?;
-            if side < 2 {
-                masked[side] = Some(sk);
-            }
-            pk
-        } else {
-            let (pk, sk) = cca::keygen::<P, Hardened, _, POOL>(a, &mut pool)?;
-            if side < 2 {
-                plain[side] = Some(sk);
-            }
-            pk
-        };
-        if side == owner(k) {
-            ct = Some(cca::encrypt::<P, Hardened, _, POOL>(
-                &pk,
-                &m[..P::N / 8],
-                &mut pool_from(&pair.public),
-            )?);
-        }
-    }
-    let ct = ct.ok_or(Error::Entropy)?;
+    let ct = cca::encrypt::<P, Hardened, _, POOL>(&pk, &m[..P::N / 8], &mut pool_from(&pair.public))?;
     for (side, d) in digests.iter_mut().enumerate() {
-        // The masking randomness is secret too: one pool per side, from its noise seed.
-        let mut pool = pool_from(&pair.seed(side, 1));
-        let mut out = [0u8; 64];
-        let out_msg = &mut out[..P::N / 8];
-        ctrace_open();
-        let r = if MASKED {
-            match masked[side].as_mut() {
-                Some(sk) => cca::decrypt::<P, Hardened, _, _, POOL>(sk, &ct, &mut pool, out_msg),
-                None => Err(Error::Entropy),
-            }
-        } else {
-            match plain[side].as_mut() {
-                Some(sk) => cca::decrypt::<P, Hardened, _, _, POOL>(sk, &ct, &mut pool, out_msg),
-                None => Err(Error::Entropy),
-            }
-        };
-        ctrace_close();
-        r?;
-        *d = digest(out);
+        *d = cca_side::<P, MASKED>(a, &key_seed(pair, side), &pair.seed(side, 1), &ct)?;
     }
     Ok(())
 }
@@ -174,6 +168,20 @@ fn run_set<P: ParamSet>(kind: u32, k: usize, pair: &Pair, digests: &mut [u32; 2]
     }
 }
 
+/// One control window, out of line as [`cpa_side`].
+#[inline(never)]
+fn control_side(op: u32, table: &[u32; 64], secret: &[u8; 4]) -> u32 {
+    let word = u32::from_le_bytes(*secret);
+    ctrace_open();
+    let x = if op == CONTROL_LEAKY_BRANCH {
+        trace::leaky_branch(word)
+    } else {
+        trace::leaky_load(table, word)
+    };
+    ctrace_close();
+    digest(x.to_le_bytes())
+}
+
 fn run_control(op: u32, pair: &Pair, digests: &mut [u32; 2]) -> Result<(), Error> {
     let mut table = [0u32; 64];
     let mut g = Expand::new(&pair.public);
@@ -181,20 +189,9 @@ fn run_control(op: u32, pair: &Pair, digests: &mut [u32; 2]) -> Result<(), Error
         *t = g.next_u32();
     }
     for (side, d) in digests.iter_mut().enumerate() {
-        let word = u32::from_le_bytes([
-            pair.secret[side][0],
-            pair.secret[side][1],
-            pair.secret[side][2],
-            pair.secret[side][3],
-        ]);
-        ctrace_open();
-        let x = if op == CONTROL_LEAKY_BRANCH {
-            trace::leaky_branch(word)
-        } else {
-            trace::leaky_load(&table, word)
-        };
-        ctrace_close();
-        *d = digest(x.to_le_bytes());
+        let mut word = [0u8; 4];
+        word.copy_from_slice(&pair.secret[side][..4]);
+        *d = control_side(op, &table, &word);
     }
     Ok(())
 }
