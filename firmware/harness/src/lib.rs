@@ -4,6 +4,8 @@
 //! - [`meter`]: a free-running SysTick read around an operation, the median of
 //!   [`meter::RUNS`] runs, the calibration loop, and stack high-water marks by painting.
 //! - [`report`]: PASS/FAIL bookkeeping printed over semihosting, and the exit status.
+//! - [`trace`]: markers, inputs and leaky controls of the trace-equivalence images
+//!   (`security/trace`).
 //!
 //! What differs per board stays in each firmware crate: the ratio of retired instructions to
 //! SysTick ticks (fixed on the M55, calibrated at start-up on the M33), how much stack may be

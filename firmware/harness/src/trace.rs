@@ -14,8 +14,6 @@
 //!   their shape cannot be optimised away): a branch on a secret bit, a load at a
 //!   secret-indexed address.
 
-use core::mem::MaybeUninit;
-
 /// Bytes of the public block of a pair (a seed for the pair's public inputs).
 pub const PUBLIC_BYTES: usize = 32;
 /// Bytes of one secret block: three 32-byte seeds (key, noise stream, message).
@@ -176,9 +174,9 @@ impl Expand {
 /// A small digest of an output (FNV-1a), to count pairs whose two outputs differ: proof that
 /// the secret blocks reached the operation.
 pub fn digest(bytes: impl IntoIterator<Item = u8>) -> u32 {
-    bytes
-        .into_iter()
-        .fold(0x811c_9dc5u32, |h, b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+    bytes.into_iter().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ b as u32).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// Leaky control: branches on bit 0 of `secret` (taken arm: three more instructions).

@@ -121,14 +121,16 @@ fn cca_side<P: ParamSet, const MASKED: bool>(
         let (_, mut sk) = cca::keygen_masked::<P, Hardened, _, POOL>(a, &mut pool_from(seed))?;
         let mut pool = pool_from(noise);
         ctrace_open();
-        let r = cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, ct, &mut pool, &mut out[..P::N / 8]);
+        let r =
+            cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, ct, &mut pool, &mut out[..P::N / 8]);
         ctrace_close();
         r
     } else {
         let (_, mut sk) = cca::keygen::<P, Hardened, _, POOL>(a, &mut pool_from(seed))?;
         let mut pool = pool_from(noise);
         ctrace_open();
-        let r = cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, ct, &mut pool, &mut out[..P::N / 8]);
+        let r =
+            cca::decrypt::<P, Hardened, _, _, POOL>(&mut sk, ct, &mut pool, &mut out[..P::N / 8]);
         ctrace_close();
         r
     };
@@ -150,14 +152,20 @@ fn cca_pair<P: ParamSet, const MASKED: bool>(
     };
     let mut m = [0u8; 64];
     message::<P>(&pair.public, &mut m);
-    let ct = cca::encrypt::<P, Hardened, _, POOL>(&pk, &m[..P::N / 8], &mut pool_from(&pair.public))?;
+    let ct =
+        cca::encrypt::<P, Hardened, _, POOL>(&pk, &m[..P::N / 8], &mut pool_from(&pair.public))?;
     for (side, d) in digests.iter_mut().enumerate() {
         *d = cca_side::<P, MASKED>(a, &key_seed(pair, side), &pair.seed(side, 1), &ct)?;
     }
     Ok(())
 }
 
-fn run_set<P: ParamSet>(kind: u32, k: usize, pair: &Pair, digests: &mut [u32; 2]) -> Result<(), Error> {
+fn run_set<P: ParamSet>(
+    kind: u32,
+    k: usize,
+    pair: &Pair,
+    digests: &mut [u32; 2],
+) -> Result<(), Error> {
     let a = PublicParameter::<P>::from_seed(&pair.public);
     match kind {
         CPA_CONSTANT_TIME => cpa_pair::<P, ConstantTime>(k, pair, &a, digests),

@@ -10,14 +10,14 @@
 #![no_std]
 #![no_main]
 
+use core::hint::black_box;
 use cortex_m_semihosting::{debug, hprintln};
 use zeppelin::params::{Params, RnsStorage};
 use zeppelin::sampler::{sample_gaussian, sample_ternary};
 use zeppelin::{
-    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Plaintext, PublicKey,
-    PublicSeed, Seal4096, SecretKey, SecretPrng, SecretSeed, SeededCiphertext, Workspace,
+    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Plaintext, PublicKey, PublicSeed,
+    Seal4096, SecretKey, SecretPrng, SecretSeed, SeededCiphertext, Workspace,
 };
-use core::hint::black_box;
 use zeppelin_harness::trace::{
     self, ctrace_close, ctrace_open, digest, Expand, Input, Pair, SECRET_BYTES,
 };
@@ -189,7 +189,9 @@ fn traced(s: &mut State, op: Op, pair: &Pair) -> Result<u32, Error> {
     let public = PublicSeed(pair.public);
     let key = black_box(SecretSeed::from_bytes(seed(0)));
     let noise = black_box(SecretSeed::from_bytes(seed(1)));
-    let word = black_box(u32::from_le_bytes([secret[0], secret[1], secret[2], secret[3]]));
+    let word = black_box(u32::from_le_bytes([
+        secret[0], secret[1], secret[2], secret[3],
+    ]));
     let mut leak = 0u32;
     ctrace_open();
     let r = match op {
@@ -202,7 +204,10 @@ fn traced(s: &mut State, op: Op, pair: &Pair) -> Result<u32, Error> {
         Op::EncryptSymmetric => Bfv::<P>::encrypt_symmetric_with(
             &s.sk,
             &s.plain,
-            &EncryptionSeeds { a: public, e: noise },
+            &EncryptionSeeds {
+                a: public,
+                e: noise,
+            },
             <P as Params>::K,
             &mut s.ct,
             &mut s.ws,
@@ -210,7 +215,10 @@ fn traced(s: &mut State, op: Op, pair: &Pair) -> Result<u32, Error> {
         Op::EncryptSeeded => Bfv::<P>::encrypt_seeded_with(
             &s.sk,
             &s.plain,
-            &EncryptionSeeds { a: public, e: noise },
+            &EncryptionSeeds {
+                a: public,
+                e: noise,
+            },
             <P as Params>::K,
             &mut s.seeded,
             &mut s.ws,
@@ -226,7 +234,11 @@ fn traced(s: &mut State, op: Op, pair: &Pair) -> Result<u32, Error> {
         Op::Decrypt => Bfv::<P>::decrypt(&s.sk, &s.ct, &mut s.plain, &mut s.ws),
         Op::DecryptSeeded => Bfv::<P>::decrypt_seeded(&s.sk, &s.seeded, &mut s.plain, &mut s.ws),
         Op::Gaussian => {
-            sample_gaussian(&mut SecretPrng::<AesCtr128>::new(&noise), &mut s.small, &Mve);
+            sample_gaussian(
+                &mut SecretPrng::<AesCtr128>::new(&noise),
+                &mut s.small,
+                &Mve,
+            );
             Ok(())
         }
         Op::Ternary => {
