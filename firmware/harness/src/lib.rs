@@ -5,6 +5,8 @@
 //!   [`meter::RUNS`] runs, the calibration loop, and stack high-water marks by painting.
 //! - [`report`]: PASS/FAIL bookkeeping printed over semihosting, and the exit status.
 //! - [`audit_controls`]: the deliberately leaky negative controls of the binary audit.
+//! - [`trace`]: markers, inputs and leaky controls of the trace-equivalence images
+//!   (`security/trace`).
 //!
 //! What differs per board stays in each firmware crate: the ratio of retired instructions to
 //! SysTick ticks (fixed on the M55, calibrated at start-up on the M33), how much stack may be
@@ -14,3 +16,4 @@
 pub mod audit_controls;
 pub mod meter;
 pub mod report;
+pub mod trace;
