@@ -301,6 +301,9 @@ fn read_plaintext(ctx: &SealContext, r: &mut Reader<'_>, what: &'static str) -> 
     let parms_id = ParmsId(r.array::<32>("parms_id")?);
     let count = r.u64("coeff_count")?;
     let scale = r.f64("scale")?;
+    if scale != 1.0 {
+        return Err(SealError::BadScale { what, found: scale });
+    }
     let n = ctx.n();
     if parms_id == ParmsId::ZERO {
         if count > n as u64 {
