@@ -2,8 +2,9 @@
 //! keys that are not plausible ternary secrets, public keys that do not belong to the secret
 //! key, and SEAL and device secret keys that are different keys. Secret-holding outputs are
 //! `Zeroizing`, and errors do not echo residues.
-#![expect(
+#![allow(
     clippy::unwrap_used,
+    clippy::panic,
     reason = "helpers outside #[test] functions are test code too (clippy.toml covers only #[test] functions)"
 )]
 
