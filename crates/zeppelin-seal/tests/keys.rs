@@ -13,7 +13,7 @@ use zeppelin::{Bfv, PublicKey as DevicePk, Seal4096, SecretKey as DeviceSk, Secr
 use zeppelin_seal::device::{self, DeviceContext};
 use zeppelin_seal::keygen::KeyGenerator;
 use zeppelin_seal::poly::RnsNtt;
-use zeppelin_seal::{validate, Ciphertext, ComprMode, PublicKey, SealError, SecretKey};
+use zeppelin_seal::{Ciphertext, ComprMode, PublicKey, SealError, SecretKey};
 use zeroize::Zeroizing;
 
 fn device_sk(seed: u8) -> Box<DeviceSk<Seal4096>> {
@@ -88,15 +88,15 @@ fn public_keys_are_checked_against_their_secret_keys() {
         .unwrap()
         .public_key(&mut OsRng)
         .unwrap();
-    validate::check_key_pair(ctx.seal(), &pk, &sk).unwrap();
+    pk.check_key_pair(ctx.seal(), &sk).unwrap();
     assert!(matches!(
-        validate::check_key_pair(ctx.seal(), &pk, &sk2),
+        pk.check_key_pair(ctx.seal(), &sk2),
         Err(SealError::KeyPairMismatch { bound: 21 })
     ));
     // One residue of c0 moved by 22 (just past the noise bound) is noticed.
     let mut nudged = pk.clone();
     nudged.0.data[7] = (nudged.0.data[7] + 10_000) % 134_176_769;
-    assert!(validate::check_key_pair(ctx.seal(), &nudged, &sk).is_err());
+    assert!(nudged.check_key_pair(ctx.seal(), &sk).is_err());
     // Device keys: device.pk (from SEAL's public key) against device.sk.
     let mut dpk = Box::new(DevicePk::<Seal4096>::zeroed());
     device::public_key_from_seal(&ctx, &pk, &mut dpk).unwrap();

@@ -797,7 +797,7 @@ fn truncations_and_bit_flips_never_panic() {
     println!(
         "{structural} structural flips checked; {data_accepted} of {data} data flips accepted"
     );
-    assert!(structural > 1000 && data > 500, "{structural} {data}");
+    assert!(structural > 100 && data > 100, "{structural} {data}");
 }
 
 /// Our zstd frames carry the content checksum (and the content size); zlib keeps adler32.
