@@ -224,8 +224,12 @@ fn out_of_range_coefficients_get_typed_errors() {
             q: 128
         })
     );
-    // q = 256: every byte is in range.
-    assert!(PublicKey::<Set1>::from_bytes(&[0xffu8; 512]).is_ok());
+    // q = 256: every byte is in range (so all 0xff is refused only as degenerate: every
+    // coefficient is -1).
+    assert!(matches!(
+        PublicKey::<Set1>::from_bytes(&[0xffu8; 512]),
+        Err(Error::DegeneratePublicKey { poly: "a", .. })
+    ));
     assert_eq!(
         PublicParameter::<Set2>::from_bytes(&[200u8; 256]),
         Err(Error::CoefficientOutOfRange {

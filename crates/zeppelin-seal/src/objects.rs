@@ -301,6 +301,9 @@ fn read_plaintext(ctx: &SealContext, r: &mut Reader<'_>, what: &'static str) -> 
     let parms_id = ParmsId(r.array::<32>("parms_id")?);
     let count = r.u64("coeff_count")?;
     let scale = r.f64("scale")?;
+    if scale != 1.0 {
+        return Err(SealError::BadScale { what, found: scale });
+    }
     let n = ctx.n();
     if parms_id == ParmsId::ZERO {
         if count > n as u64 {
@@ -409,7 +412,7 @@ impl SecretKey {
                 rule: LevelRule::KeyLevel,
             });
         }
-        validate::check_secret_key(ctx, &sk)?;
+        validate::check_secret_key(ctx, &sk.parms_id, &sk.data)?;
         Ok(sk)
     }
 
@@ -448,9 +451,61 @@ impl PublicKey {
             read_ciphertext(ctx, r, "PublicKey", 2)
         })?;
         check_key_ciphertext(ctx, &ct, "PublicKey")?;
-        let pk = PublicKey(ct);
-        validate::check_public_key(ctx, &pk, "PublicKey")?;
-        Ok(pk)
+        validate::check_public_key(ctx, &ct.data, "PublicKey")?;
+        Ok(PublicKey(ct))
+    }
+
+    /// Checks that the SEAL public key `pk` belongs to the secret key `sk`: `c0 + c1·s` (the
+    /// key's error, `-e`) must have every coefficient within [`validate::NOISE_BOUND`], modulo every prime
+    /// of the key level ([`SealError::KeyPairMismatch`] otherwise). Constant time up to the
+    /// outcome; needs primes below 2^30.
+    ///
+    /// ```
+    /// use zeppelin_seal::keygen::KeyGenerator;
+    /// use zeppelin_seal::{device, SealError};
+    /// use zeppelin::{Bfv, SecretKey, SecretSeed, Seal4096};
+    /// let ctx = device::DeviceContext::<Seal4096>::new()?;
+    /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
+    /// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
+    /// let seal_sk = device::secret_key(&ctx, &sk)?;
+    /// let pk = KeyGenerator::new(ctx.seal(), &seal_sk)?.public_key(&mut rand_core::OsRng)?;
+    /// pk.check_key_pair(ctx.seal(), &seal_sk)?;
+    ///
+    /// let mut other = Box::new(SecretKey::<Seal4096>::zeroed());
+    /// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([2; 32]), &mut other)?;
+    /// let other = device::secret_key(&ctx, &other)?;
+    /// assert!(matches!(
+    ///     pk.check_key_pair(ctx.seal(), &other),
+    ///     Err(SealError::KeyPairMismatch { .. })
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_key_pair(&self, ctx: &SealContext, sk: &SecretKey) -> Result<()> {
+        let pk = self;
+        let key_level = ctx.key_level();
+        for (what, id) in [("PublicKey", &pk.0.parms_id), ("SecretKey", &sk.parms_id)] {
+            if *id != key_level.parms_id {
+                return Err(SealError::WrongLevel {
+                    what,
+                    rule: LevelRule::KeyLevel,
+                });
+            }
+        }
+        if pk.0.size != 2 || !pk.0.is_ntt_form {
+            return Err(SealError::NotAKey {
+                what: "PublicKey",
+                size: pk.0.size,
+                is_ntt_form: pk.0.is_ntt_form,
+            });
+        }
+        let ntt = crate::poly::RnsNtt::new(&key_level.coeff_modulus, ctx.n())?;
+        validate::check_phase_small(
+            &ntt,
+            &key_level.coeff_modulus,
+            pk.0.poly(0),
+            pk.0.poly(1),
+            &sk.data,
+        )
     }
 }
 

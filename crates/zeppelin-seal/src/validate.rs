@@ -1,14 +1,17 @@
 //! Key validation: degenerate public keys, implausible secret keys, and whether a public key
 //! belongs to a secret key.
 //!
-//! - [`check_public_key`]: no row of a SEAL `PublicKey` may have more residues near zero than
+//! - [`check_public_key`]: no row of a SEAL `PublicKey`'s residues may have more residues near zero than
 //!   a uniform row plausibly has (the all-zero body, or `c0 = -e` of a zero secret, under which
 //!   a ciphertext reveals its plaintext).
-//! - [`check_secret_key`]: a SEAL `SecretKey` is a ternary polynomial, the same modulo every
+//! - [`check_secret_key`]: a SEAL `SecretKey`'s residues are a ternary polynomial, the same modulo every
 //!   prime, of plausible weight (the device's [`zeppelin::SecretKey::WEIGHT_RANGE`] rule).
-//! - [`check_key_pair`]: `c0 + c1·s` of a public key and its secret key is the key's error,
-//!   every coefficient within [`NOISE_BOUND`] (the same check for device keys is
-//!   [`crate::device::check_key_pair`]).
+//! - [`PublicKey::check_key_pair`](crate::PublicKey::check_key_pair): `c0 + c1·s` of a
+//!   public key and its secret key is the key's error, every coefficient within
+//!   [`NOISE_BOUND`] (the same check for device keys is [`crate::device::check_key_pair`]).
+//!
+//! The functions take residues, so the object types (which call them on load) stay above
+//! this module.
 //!
 //! The secret-dependent checks run in constant time (masks, no branch or index on a secret
 //! value); only their pass/fail outcome is public.
@@ -16,8 +19,7 @@
 use zeroize::Zeroizing;
 
 use crate::error::{LevelRule, Result, SealError};
-use crate::objects::{PublicKey, SecretKey};
-use crate::params::SealContext;
+use crate::params::{ParmsId, SealContext};
 use crate::poly::RnsNtt;
 
 /// The largest error magnitude of a genuine key: SEAL's centred binomial noise (21 + 21 bits)
@@ -42,10 +44,10 @@ pub fn max_small_per_row(n: usize) -> usize {
     n / 16
 }
 
-/// Refuses a public key (`what` names it) with a degenerate row: more than
-/// [`max_small_per_row`] residues within [`small_window`] of zero, in `c0` or `c1`, modulo
-/// any prime of the key level.
-pub fn check_public_key(ctx: &SealContext, pk: &PublicKey, what: &'static str) -> Result<()> {
+/// Refuses a public key (`what` names it; `data` its `c0 ‖ c1` residues at the key level)
+/// with a degenerate row: more than [`max_small_per_row`] residues within [`small_window`] of
+/// zero, in `c0` or `c1`, modulo any prime of the key level.
+pub fn check_public_key(ctx: &SealContext, data: &[u64], what: &'static str) -> Result<()> {
     let n = ctx.n();
     let primes = &ctx.key_level().coeff_modulus;
     let k = primes.len();
@@ -53,7 +55,7 @@ pub fn check_public_key(ctx: &SealContext, pk: &PublicKey, what: &'static str) -
     for poly in 0..2 {
         for (prime, &q) in primes.iter().enumerate() {
             let start = (poly * k + prime) * n;
-            let row = pk.0.data.get(start..start + n).unwrap_or_default();
+            let row = data.get(start..start + n).unwrap_or_default();
             let w = small_window(q);
             let small = row.iter().filter(|&&v| v < w || v > q - w).count();
             if small > limit || row.len() != n {
@@ -109,13 +111,13 @@ fn small_and_consistent(coeffs: &[u64], primes: &[u64], n: usize, bound: i64) ->
     (bad == 0 && first.len() == n, weight)
 }
 
-/// Refuses a SEAL secret key that is not a ternary polynomial with the same coefficients
+/// Refuses a SEAL secret key (`parms_id` and its NTT-form residues `data`) that is not a ternary polynomial with the same coefficients
 /// modulo every prime of the key level ([`SealError::SecretKeyMalformed`]), or whose weight is
 /// outside `n/2 ..= 5n/6` ([`SealError::SecretKeyWeight`]; a uniform ternary key has weight
 /// `2n/3 ± 0.47·sqrt(n)`). Constant time up to the outcome; needs primes below 2^30.
-pub fn check_secret_key(ctx: &SealContext, sk: &SecretKey) -> Result<()> {
+pub fn check_secret_key(ctx: &SealContext, parms_id: &ParmsId, data: &[u64]) -> Result<()> {
     let key_level = ctx.key_level();
-    if sk.parms_id != key_level.parms_id {
+    if *parms_id != key_level.parms_id {
         return Err(SealError::WrongLevel {
             what: "SecretKey",
             rule: LevelRule::KeyLevel,
@@ -123,7 +125,7 @@ pub fn check_secret_key(ctx: &SealContext, sk: &SecretKey) -> Result<()> {
     }
     let n = ctx.n();
     let ntt = RnsNtt::new(&key_level.coeff_modulus, n)?;
-    let mut coeffs = Zeroizing::new(sk.data.clone());
+    let mut coeffs = Zeroizing::new(data.to_vec());
     ntt.inverse(&mut coeffs)?;
     let (ok, weight) = small_and_consistent(&coeffs, &key_level.coeff_modulus, n, 1);
     if !ok {
@@ -154,58 +156,6 @@ pub(crate) fn check_phase_small(
     } else {
         Err(SealError::KeyPairMismatch { bound: NOISE_BOUND })
     }
-}
-
-/// Checks that the SEAL public key `pk` belongs to the secret key `sk`: `c0 + c1·s` (the
-/// key's error, `-e`) must have every coefficient within [`NOISE_BOUND`], modulo every prime
-/// of the key level ([`SealError::KeyPairMismatch`] otherwise). Constant time up to the
-/// outcome; needs primes below 2^30.
-///
-/// ```
-/// use zeppelin_seal::keygen::KeyGenerator;
-/// use zeppelin_seal::{device, validate, SealError};
-/// use zeppelin::{Bfv, SecretKey, SecretSeed, Seal4096};
-/// let ctx = device::DeviceContext::<Seal4096>::new()?;
-/// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
-/// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
-/// let seal_sk = device::secret_key(&ctx, &sk)?;
-/// let pk = KeyGenerator::new(ctx.seal(), &seal_sk)?.public_key(&mut rand_core::OsRng)?;
-/// validate::check_key_pair(ctx.seal(), &pk, &seal_sk)?;
-///
-/// let mut other = Box::new(SecretKey::<Seal4096>::zeroed());
-/// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([2; 32]), &mut other)?;
-/// let other = device::secret_key(&ctx, &other)?;
-/// assert!(matches!(
-///     validate::check_key_pair(ctx.seal(), &pk, &other),
-///     Err(SealError::KeyPairMismatch { .. })
-/// ));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn check_key_pair(ctx: &SealContext, pk: &PublicKey, sk: &SecretKey) -> Result<()> {
-    let key_level = ctx.key_level();
-    for (what, id) in [("PublicKey", &pk.0.parms_id), ("SecretKey", &sk.parms_id)] {
-        if *id != key_level.parms_id {
-            return Err(SealError::WrongLevel {
-                what,
-                rule: LevelRule::KeyLevel,
-            });
-        }
-    }
-    if pk.0.size != 2 || !pk.0.is_ntt_form {
-        return Err(SealError::NotAKey {
-            what: "PublicKey",
-            size: pk.0.size,
-            is_ntt_form: pk.0.is_ntt_form,
-        });
-    }
-    let ntt = RnsNtt::new(&key_level.coeff_modulus, ctx.n())?;
-    check_phase_small(
-        &ntt,
-        &key_level.coeff_modulus,
-        pk.0.poly(0),
-        pk.0.poly(1),
-        &sk.data,
-    )
 }
 
 #[cfg(test)]

@@ -288,7 +288,7 @@ impl<'a> Reader<'a> {
     /// [`Zeroizing`] buffer and the staging buffer is wiped, since they may be a secret key's.
     pub fn u64_words(&mut self, count: usize, field: &'static str) -> Result<Zeroizing<Vec<u64>>> {
         const CHUNK: usize = 512;
-        let bytes = (count as u64).checked_mul(8).unwrap_or(u64::MAX);
+        let bytes = (count as u64).saturating_mul(8);
         self.ensure_available(bytes, field)?;
         let initial = match self.bound {
             Bound::Input(_) => count,
