@@ -26,9 +26,9 @@ fi
 
 # The venv also carries the security suite's tools: Unicorn (M33 emulation for fault campaigns
 # and leakage traces), pyelftools and Capstone (reading the firmware ELFs), matplotlib (plots).
-py_pkgs=(seal-python==4.4.0 pytest numpy 'unicorn>=2.1,<2.2' pyelftools 'capstone==5.0.*' matplotlib)
+py_pkgs=(seal-python==4.4.0 pytest numpy zstandard==0.25.0 'unicorn>=2.1,<2.2' pyelftools 'capstone==5.0.*' matplotlib)
 if [ ! -x .venv/bin/python ] ||
-  ! .venv/bin/python -c "import seal, pytest, numpy, unicorn, elftools, capstone, matplotlib" >/dev/null 2>&1; then
+  ! .venv/bin/python -c "import seal, pytest, numpy, zstandard, unicorn, elftools, capstone, matplotlib" >/dev/null 2>&1; then
   echo "setup: creating .venv with seal-python 4.4.0, pytest and the security tools"
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check "${py_pkgs[@]}"

@@ -227,18 +227,27 @@ impl<'a> KeyDir<'a> {
 
     /// The public key the device encrypts with: SEAL's `D/public.seal` when SEAL's key level
     /// holds every device prime (so a SEAL-made public key can be dropped in), else
-    /// `D/device.pk`. Either way through the readers that refuse degenerate keys.
+    /// `D/device.pk`. Either way through the readers that refuse degenerate keys, and checked
+    /// against `D/device.sk` when that is present (a public key of another secret key would
+    /// make ciphertexts the owner cannot decrypt).
     pub fn encryption_public_key<P: SealPreset>(
         &self,
         ctx: &DeviceContext<P>,
     ) -> CliResult<Box<PublicKey<P>>> {
-        if !ctx.seal_keys_cover_device() {
-            return self.device_public_key();
+        let (path, pk) = if ctx.seal_keys_cover_device() {
+            let path = self.path(PUBLIC);
+            let seal_pk = self.seal_public_key(ctx)?;
+            let mut pk = Box::new(PublicKey::<P>::zeroed());
+            device::public_key_from_seal(ctx, &seal_pk, &mut pk)
+                .map_err(CliError::seal_file(&path))?;
+            (path, pk)
+        } else {
+            (self.path(DEVICE_PK), self.device_public_key()?)
+        };
+        if self.path(DEVICE_SK).exists() {
+            let sk = self.device_secret_key(ctx)?;
+            device::check_key_pair(&pk, &sk).map_err(CliError::seal_file(&path))?;
         }
-        let path = self.path(PUBLIC);
-        let seal_pk = self.seal_public_key(ctx)?;
-        let mut pk = Box::new(PublicKey::<P>::zeroed());
-        device::public_key_from_seal(ctx, &seal_pk, &mut pk).map_err(CliError::seal_file(&path))?;
         Ok(pk)
     }
 }

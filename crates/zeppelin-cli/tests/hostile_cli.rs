@@ -727,8 +727,32 @@ fn degenerate_and_mismatched_keys_are_refused_in_one_line() {
     fs::write(&pk, &saved).unwrap();
     ok(&public);
 
+    // A genuine public key of another secret key, beside this directory's device.sk.
+    fs::copy(other.dir.join("public.seal"), &pk).unwrap();
+    fails(&public, "public.seal");
+    fs::write(&pk, &saved).unwrap();
+    ok(&public);
+
     // All-zero device.pk, where the device encrypts with it (zeppelin4096).
     let z = keys(root.path(), "z", "zeppelin4096");
+    let z_other = keys(root.path(), "z_other", "zeppelin4096");
+    let z_pk = z.dir.join("device.pk");
+    let z_saved = fs::read(&z_pk).unwrap();
+    let z_public = [
+        "encrypt",
+        "--dir",
+        s(&z.dir),
+        "--mode",
+        "public",
+        "--in",
+        v,
+        "--out",
+        s(&ct_out),
+    ];
+    fs::copy(z_other.dir.join("device.pk"), &z_pk).unwrap();
+    fails(&z_public, "device.pk");
+    fs::write(&z_pk, &z_saved).unwrap();
+    ok(&z_public);
     fill_tail(&z.dir.join("device.pk"), 0, 0);
     fails(
         &[
