@@ -17,8 +17,9 @@
 //! - [`RnsContext`], [`RelinKey`], [`Ciphertext`]: validated inputs; every bad input
 //!   (modulus not an NTT-friendly prime for `n` or not below 2^30, residue `>= q`, wrong
 //!   shape, key for other moduli) is an [`EvalMultError`].
-//! - [`vectors`]: directories in the layout of `shared/vectors/README.md`, and
-//!   [`vectors::run_directory`] behind `zeppelin evalmult --in DIR --out OUT [--check]`.
+//! - [`vectors`]: directories in the layout of `shared/vectors/README.md` (read, and results
+//!   compared residue for residue); `zeppelin evalmult --in DIR --out OUT [--check]` writes
+//!   the results through the CLI's atomic writer (the library writes no files).
 //! - [`frames`], [`server`]: the FPGA's stream protocol (RLPT, RLMP, ...) as a codec, a TCP
 //!   server (`zeppelin evalmult serve`) that stays up under hostile clients (connection cap,
 //!   timeouts, frames judged before allocation, memory caps, expiring sessions, accept

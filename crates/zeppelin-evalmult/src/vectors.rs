@@ -4,8 +4,7 @@
 //! `towers × ring_dim` little-endian `u32` residues, tower-major, EVALUATION format.
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -236,28 +235,6 @@ impl VectorSet {
     }
 }
 
-/// Writes `OUT/ctk_relin0.bin` and `OUT/ctk_relin1.bin` for every result. Each file is
-/// written to a temporary name and renamed, so a failure leaves no half-written file.
-pub fn write_results(out: &Path, results: &[Ciphertext]) -> Result<()> {
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |source| EvalMultError::Io { path, source }
-    };
-    fs::create_dir_all(out).map_err(io(out))?;
-    for (k, ct) in results.iter().enumerate() {
-        for (component, poly) in [(0, &ct.c0), (1, &ct.c1)] {
-            let path = out.join(format!("ct{k}_relin{component}.bin"));
-            let tmp: PathBuf = out.join(format!(".ct{k}_relin{component}.bin.tmp"));
-            let mut file = fs::File::create(&tmp).map_err(io(&tmp))?;
-            file.write_all(&poly_to_le_bytes(poly)).map_err(io(&tmp))?;
-            file.sync_all().map_err(io(&tmp))?;
-            drop(file);
-            fs::rename(&tmp, &path).map_err(io(&path))?;
-        }
-    }
-    Ok(())
-}
-
 /// One residue that differs from the expected output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mismatch {
@@ -320,36 +297,4 @@ pub fn compare(ring_dim: usize, results: &[Ciphertext], expected: &[Ciphertext])
     }
     report.mismatches += results.len().abs_diff(expected.len());
     report
-}
-
-/// What [`run_directory`] did.
-#[derive(Clone, Debug)]
-pub struct DirectoryRun {
-    /// Pairs multiplied.
-    pub pairs: usize,
-    /// Wall time of the engine alone, in seconds.
-    pub engine_seconds: f64,
-    /// The comparison with `DIR`'s relin files, when asked for and present.
-    pub check: Option<CheckReport>,
-}
-
-/// `zeppelin evalmult --in DIR --out OUT [--check]`: loads `DIR`, runs the batched engine,
-/// writes `OUT/ctk_relin0.bin` and `OUT/ctk_relin1.bin`, and with `check` compares them with
-/// `DIR`'s relin files when those exist.
-pub fn run_directory(input: &Path, out: &Path, check: bool) -> Result<DirectoryRun> {
-    let set = VectorSet::load(input)?;
-    let engine = crate::Engine::new(set.context.clone(), &set.key)?;
-    let start = std::time::Instant::now();
-    let results = engine.eval_mult(&set.pairs)?;
-    let engine_seconds = start.elapsed().as_secs_f64();
-    write_results(out, &results)?;
-    let check = match (&set.expected, check) {
-        (Some(expected), true) => Some(compare(set.context.ring_dim(), &results, expected)),
-        _ => None,
-    };
-    Ok(DirectoryRun {
-        pairs: results.len(),
-        engine_seconds,
-        check,
-    })
 }

@@ -78,18 +78,22 @@ fn engine_reproduces_relin() {
 }
 
 #[test]
-fn directory_run_writes_openfhe_outputs() {
+fn engine_output_serializes_to_openfhes_relin_files() {
     let dir = vector_dir();
-    let out = tempfile::tempdir().unwrap();
-    let run = zeppelin_evalmult::vectors::run_directory(&dir, out.path(), true).unwrap();
-    assert_eq!(run.pairs, 2);
-    let report = run.check.unwrap();
+    let set = VectorSet::load(&dir).unwrap();
+    let engine = zeppelin_evalmult::Engine::new(set.context.clone(), &set.key).unwrap();
+    let results = engine.eval_mult(&set.pairs).unwrap();
+    let report = zeppelin_evalmult::vectors::compare(
+        set.context.ring_dim(),
+        &results,
+        set.expected.as_ref().unwrap(),
+    );
     assert_eq!((report.compared, report.mismatches), (2 * 2 * 4 * 4096, 0));
-    for k in 0..2 {
-        for c in 0..2 {
+    for (k, ct) in results.iter().enumerate() {
+        for (c, poly) in [(0, &ct.c0), (1, &ct.c1)] {
             let name = format!("ct{k}_relin{c}.bin");
             assert_eq!(
-                std::fs::read(out.path().join(&name)).unwrap(),
+                zeppelin_evalmult::vectors::poly_to_le_bytes(poly),
                 std::fs::read(dir.join(&name)).unwrap(),
                 "{name}"
             );
