@@ -11,19 +11,18 @@ tracks it, and reported as open.
 """
 
 REVIEWS = [
-    # ---- known, not accepted ---------------------------------------------------------------
+    # ---- RBLWE CCA2 ------------------------------------------------------------------------
     {
-        "id": "rblwe-cca2-selection-branch",
+        "id": "rblwe-cca2-result-propagation",
         "rules": ["R2", "R5"],
-        "where": r"crates/rblwe/src/cca\.rs:(39[5-9]|4[0-3][0-9]|44[0-5])$",
+        "where": r"crates/rblwe/src/cca\.rs:(3[89][0-9]|4[0-9][0-9])$",
         "line": True,
-        "known": True,
-        "reason": "review F1 / issue 11 item 1: in the comparison, mask and selection code of CCA2 "
-                  "decryption the compiler merges the two comparison masks and branches on "
-                  "ciphertext validity (`orrs r0, r4 ; beq.w` after the last diff_reverse, flagged "
-                  "by R5 as a loop exit not controlled by a counter). Helper i11-fault's fix in "
-                  "crates/rblwe/src/cca.rs removes it; the pins of the M33 images then drop these "
-                  "findings and must be re-pinned (`security/audit/run.sh --update`).",
+        "reason": "CCA2 decryption's `?` on the Results of cpa_decrypt, kdf and encrypt_derand, and "
+                  "the loop-completion checks: they branch only on detected faults, key checks or a "
+                  "TRNG failure, never on ciphertext validity. The validity decision (the two masks "
+                  "and the selection, once merged by the compiler into `orrs ; beq.w`, review F1) "
+                  "is checked on every compiled instance by security/cca-branch: no conditional "
+                  "branch between the last comparison and the output stores.",
     },
     # ---- Zeppelin ring (M55) ---------------------------------------------------------------
     {
