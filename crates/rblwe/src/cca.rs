@@ -355,7 +355,36 @@ pub fn decrypt<
     out: &mut [u8],
 ) -> Result<(), Error> {
     check_len("message output buffer", out, P::BITS_BYTES)?;
-    let result = decrypt_inner::<P, C, K, R, CAP>(sk, ct, pool, out);
+    // The decryption works on copies of the references taken through value barriers, so
+    // that `sk`, `ct` and `out` here stay in registers or slots of their own: a single fault
+    // on a pointer register inside (seen in the emulated campaign, security/fault: a
+    // skipped `mov r4, r1` read another buffer as the ciphertext, a flipped `out` register
+    // misdirected the stores and then the erase) reaches one copy only. The binding check
+    // and the erase below use the caller's originals.
+    let mut reject = P::Bits::zeroed();
+    let mut result = decrypt_inner::<P, C, K, R, CAP>(
+        black_box(&mut *sk),
+        black_box(ct),
+        pool,
+        black_box(&mut *out),
+        &mut reject,
+    );
+    if C::FAULT_HARDENING && result.is_ok() {
+        // Ciphertext and key binding: the rejection value `R(z, H(C))` that the
+        // decryption derived before anything else, against one derived again here from
+        // the caller's `sk` and `ct`. A wrong pointer to C or z, or C or z changed by a
+        // stray store during the decryption, gives another value: the output would then be
+        // a valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
+        let mut reject_again = P::Bits::zeroed();
+        result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject_again.as_mut());
+        if result.is_ok() && diff_reverse(reject.as_ref(), reject_again.as_ref()) != 0 {
+            result = Err(Error::FaultDetected {
+                check: "ciphertext and key binding",
+            });
+        }
+        reject_again.as_mut().zeroize();
+    }
+    reject.as_mut().zeroize();
     // The barrier hides from the optimiser that the erase path only runs on an error: a
     // single fault that sends an Ok result down it (seen in the emulated campaign,
     // security/fault) must then return an error, not Ok with an erased output.
@@ -373,6 +402,8 @@ pub fn decrypt<
     result
 }
 
+/// The decryption proper; `reject` receives `R(z, H(C))` first, for the caller's binding
+/// check.
 fn decrypt_inner<
     P: ParamSet,
     C: Countermeasures,
@@ -384,22 +415,27 @@ fn decrypt_inner<
     ct: &CcaCiphertext<P>,
     pool: &mut EntropyPool<R, CAP>,
     out: &mut [u8],
+    reject: &mut P::Bits,
 ) -> Result<(), Error> {
+    // Again on this side of the barrier: the compiler then knows the length is constant (a
+    // length loaded from the barrier's slot is a register a single fault can zero, which
+    // would skip every store and the cross-check alike).
+    check_len("message output buffer", out, P::BITS_BYTES)?;
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
-    let mut reject = P::Bits::zeroed();
     // The output's address, kept behind a barrier: a fault on the register holding it would
     // otherwise redirect the stores and the cross-check alike, and both copies would agree
     // while `out` kept stale data (seen in the emulated campaign, security/fault).
     let out_address = black_box(out.as_ptr() as usize);
     let result = (|| {
+        // First, so that a later fault on C or z is caught by the caller's binding check.
+        kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject.as_mut())?;
         sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
         kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
         for (m, c) in candidate.as_mut().iter_mut().zip(ct.c3.as_ref()) {
             *m ^= c;
         }
         let again = encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
-        kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject.as_mut())?;
 
         let parts = [
             (ct.ct.c1.as_ref(), again.ct.c1.as_ref()),
@@ -496,7 +532,6 @@ fn decrypt_inner<
     })();
     v.as_mut().zeroize();
     candidate.as_mut().zeroize();
-    reject.as_mut().zeroize();
     result
 }
 
