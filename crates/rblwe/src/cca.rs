@@ -355,18 +355,19 @@ pub fn decrypt<
     out: &mut [u8],
 ) -> Result<(), Error> {
     check_len("message output buffer", out, P::BITS_BYTES)?;
-    // The decryption works on copies of the references taken through value barriers, so
-    // that `sk`, `ct` and `out` here stay in registers or slots of their own: a single fault
-    // on a pointer register inside (seen in the emulated campaign, security/fault: a
-    // skipped `mov r4, r1` read another buffer as the ciphertext, a flipped `out` register
-    // misdirected the stores and then the erase) reaches one copy only. The binding check
-    // and the erase below use the caller's originals.
+    // The decryption works on copies of `sk` and `ct` taken through value barriers, so that
+    // the originals here stay in registers or slots of their own: a single fault on a
+    // pointer register inside (seen in the emulated campaign, security/fault: a skipped
+    // `mov r4, r1` read another buffer as the ciphertext) reaches one copy only, and the
+    // binding check below uses the caller's originals. (Not `out`: an opaque `out` makes the
+    // host compiler version the selection loop on an aliasing test, a branch that
+    // security/cca-branch rejects.)
     let mut reject = P::Bits::zeroed();
     let mut result = decrypt_inner::<P, C, K, R, CAP>(
         black_box(&mut *sk),
         black_box(ct),
         pool,
-        black_box(&mut *out),
+        out,
         &mut reject,
     );
     if C::FAULT_HARDENING && result.is_ok() {
@@ -377,7 +378,14 @@ pub fn decrypt<
         // a valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
         let mut reject_again = P::Bits::zeroed();
         result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject_again.as_mut());
-        if result.is_ok() && diff_reverse(reject.as_ref(), reject_again.as_ref()) != 0 {
+        // An inline fold rather than cpa::diff_*: those calls mark the ciphertext
+        // comparisons and the output cross-check for the binary check (security/cca-branch).
+        let mismatch = reject
+            .as_ref()
+            .iter()
+            .zip(reject_again.as_ref())
+            .fold(0u8, |d, (x, y)| d | (x ^ y));
+        if result.is_ok() && black_box(mismatch) != 0 {
             result = Err(Error::FaultDetected {
                 check: "ciphertext and key binding",
             });
@@ -417,10 +425,6 @@ fn decrypt_inner<
     out: &mut [u8],
     reject: &mut P::Bits,
 ) -> Result<(), Error> {
-    // Again on this side of the barrier: the compiler then knows the length is constant (a
-    // length loaded from the barrier's slot is a register a single fault can zero, which
-    // would skip every store and the cross-check alike).
-    check_len("message output buffer", out, P::BITS_BYTES)?;
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
     // The output's address, kept behind a barrier: a fault on the register holding it would
@@ -430,6 +434,9 @@ fn decrypt_inner<
     let result = (|| {
         // First, so that a later fault on C or z is caught by the caller's binding check.
         kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject.as_mut())?;
+        if fault::hit(Fault::CorruptRejectionValue) {
+            reject.as_mut()[0] ^= 1;
+        }
         sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
         kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
         for (m, c) in candidate.as_mut().iter_mut().zip(ct.c3.as_ref()) {
