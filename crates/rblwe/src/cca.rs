@@ -39,6 +39,9 @@ const LABEL_G: &[u8] = b"zeppelin-rblwe/v1/G/message-mask";
 const LABEL_COINS: &[u8] = b"zeppelin-rblwe/v1/H/coins";
 const LABEL_TAG: &[u8] = b"zeppelin-rblwe/v1/HH/tag";
 const LABEL_REJECT: &[u8] = b"zeppelin-rblwe/v1/R/implicit-rejection";
+/// The token the decryption stores after its last check (not 0 or all-ones, which single
+/// faults produce easily).
+const COMPLETED: u32 = 0x5a3c_96e1;
 
 /// HKDF-SHA256 with `salt = label`, `ikm = parts[0] || parts[1] || ...`, `info = set name`.
 fn kdf<P: ParamSet>(label: &[u8], parts: &[&[u8]], out: &mut [u8]) -> Result<(), Error> {
@@ -363,13 +366,24 @@ pub fn decrypt<
     // host compiler version the selection loop on an aliasing test, a branch that
     // security/cca-branch rejects.)
     let mut reject = P::Bits::zeroed();
+    let mut completed = 0u32;
     let mut result = decrypt_inner::<P, C, K, R, CAP>(
         black_box(&mut *sk),
         black_box(ct),
         pool,
         out,
         &mut reject,
+        &mut completed,
     );
+    // Completion token: an Ok result must have come through the end of the decryption (its
+    // output checks). A fault on the pointer to a callee's result slot (seen in the emulated
+    // campaign: a skipped `add.w fp, sp, #..` before `cpa::decrypt`) otherwise let an early
+    // error exit carry an Ok, with `out` never written.
+    if C::FAULT_HARDENING && result.is_ok() && black_box(completed) != COMPLETED {
+        result = Err(Error::FaultDetected {
+            check: "decryption completion",
+        });
+    }
     if C::FAULT_HARDENING && result.is_ok() {
         // Ciphertext and key binding: the rejection value `R(z, H(C))` that the
         // decryption derived before anything else, against one derived again here from
@@ -424,6 +438,7 @@ fn decrypt_inner<
     pool: &mut EntropyPool<R, CAP>,
     out: &mut [u8],
     reject: &mut P::Bits,
+    completed: &mut u32,
 ) -> Result<(), Error> {
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
@@ -535,6 +550,7 @@ fn decrypt_inner<
                 });
             }
         }
+        *completed = black_box(COMPLETED);
         Ok(())
     })();
     v.as_mut().zeroize();
