@@ -83,6 +83,9 @@ def disassemble(tool: str, binary: str) -> str:
     return res.stdout
 
 
+X86_FULL = {f"%e{r}": f"%r{r}" for r in ("ax", "bx", "cx", "dx", "si", "di", "bp", "sp")}
+
+
 def resolve_x86_calls(binary: str, listing: str) -> str:
     """The host binary is position-independent: diff_* are called through registers loaded
     from the GOT (`mov GOT(%rip),%r12 ; call *%r12`) or `call *GOT(%rip)`. Annotate each
@@ -108,6 +111,16 @@ def resolve_x86_calls(binary: str, listing: str) -> str:
         if m:
             addr = int(m.group(3), 16)
             regs[m.group(2)] = got.get(addr, 0) if m.group(1) == "mov" else addr
+        else:
+            # Register copies carry the target (`mov %r14,%r15 ; call *%r15`); any other
+            # write to a register (incl. its 32-bit half) forgets what it held.
+            m = re.search(r"\tmov\s+(%r[a-z0-9]+),(%r[a-z0-9]+)\s*$", line)
+            if m:
+                regs[m.group(2)] = regs.get(m.group(1), 0)
+            else:
+                m = re.search(r",(%[a-z0-9]+)\s*$", line)
+                if m:
+                    regs.pop(X86_FULL.get(m.group(1), re.sub(r"[dwb]$", "", m.group(1))), None)
         target = None
         m = re.search(r"\tcall\s+\*(%r[a-z0-9]+)\s*$", line)
         if m:

@@ -3,7 +3,7 @@
 
 Exit status 1 if the hardened campaign has any forgery or silent corruption (errors with an
 unerased output are reported), if a planned fault was never injected, if no loop-completion counter fired,
-or if the negative control (no fault hardening) shows no failure (forgery or silent corruption).
+or if the negative control (no fault hardening) releases no forgery.
 """
 
 from __future__ import annotations
@@ -79,8 +79,10 @@ def main() -> int:
     ctrl_trials = [t for t in ctrl["trials"] if t["outcome"] != "not injected"]
     ctrl_total = Counter(t["outcome"] for t in ctrl_trials)
     ctrl_failures = sum(ctrl_total[c] for c in FAILING)
+    # Strict control: single faults on the unhardened code must release forgeries, or the
+    # campaign (its regions, its fault models, its classifier) could not see one.
     ok = failures == 0 and not_injected == 0 and sum(counter_checks.values()) > 0 \
-        and ctrl_failures > 0
+        and ctrl_total["forgery released"] > 0
     os.makedirs(a.out, exist_ok=True)
 
     # Plots
@@ -132,7 +134,7 @@ def main() -> int:
               f"{not_injected} planned faults not injected; loop-completion counters fired in "
               f"{sum(counter_checks.values())} trials; the unhardened control had "
               f"{ctrl_total['forgery released']} forgeries and {ctrl_total['silent corruption']} "
-              f"silent corruptions in {len(ctrl_trials)} trials (failures there must be > 0).")
+              f"silent corruptions in {len(ctrl_trials)} trials (forgeries there must be > 0; {ctrl_failures} failures in all).")
     md.append("")
     md.append("### Outcomes per fault model")
     md.append("")

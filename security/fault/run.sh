@@ -24,7 +24,8 @@ out="$root/reports/security"
 mkdir -p "$out"
 work="${FAULT_WORK_DIR:-}"
 if [ -z "$work" ]; then work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT; fi
-# Full: a random 12,000 of the planned trials (all loop-counter trials kept); short: 1,000.
+# Full: a random 12,000 of the planned trials (all loop-counter, accumulator and mask trials
+# kept); short: 1,000.
 if [ ${#short[@]} -gt 0 ]; then trials=1000; limit=150; control_trials=200; else trials=12000; limit=5400; control_trials=400; fi
 limit="${FAULT_LIMIT_SECONDS:-$limit}"   # a bound on the trial loop; the report says if it cut the plan
 nice -n 10 "$py" "$here/campaign.py" --elf "$elf" --max-trials "$trials" --json "$work/hardened.json" \

@@ -39,6 +39,9 @@ const LABEL_G: &[u8] = b"zeppelin-rblwe/v1/G/message-mask";
 const LABEL_COINS: &[u8] = b"zeppelin-rblwe/v1/H/coins";
 const LABEL_TAG: &[u8] = b"zeppelin-rblwe/v1/HH/tag";
 const LABEL_REJECT: &[u8] = b"zeppelin-rblwe/v1/R/implicit-rejection";
+/// The token the decryption stores after its last check (not 0 or all-ones, which single
+/// faults produce easily).
+const COMPLETED: u32 = 0x5a3c_96e1;
 
 /// HKDF-SHA256 with `salt = label`, `ikm = parts[0] || parts[1] || ...`, `info = set name`.
 fn kdf<P: ParamSet>(label: &[u8], parts: &[&[u8]], out: &mut [u8]) -> Result<(), Error> {
@@ -355,7 +358,55 @@ pub fn decrypt<
     out: &mut [u8],
 ) -> Result<(), Error> {
     check_len("message output buffer", out, P::BITS_BYTES)?;
-    let result = decrypt_inner::<P, C, K, R, CAP>(sk, ct, pool, out);
+    // The decryption works on copies of `sk` and `ct` taken through value barriers, so that
+    // the originals here stay in registers or slots of their own: a single fault on a
+    // pointer register inside (seen in the emulated campaign, security/fault: a skipped
+    // `mov r4, r1` read another buffer as the ciphertext) reaches one copy only, and the
+    // binding check below uses the caller's originals. (Not `out`: an opaque `out` makes the
+    // host compiler version the selection loop on an aliasing test, a branch that
+    // security/cca-branch rejects.)
+    let mut reject = P::Bits::zeroed();
+    let mut completed = 0u32;
+    let mut result = decrypt_inner::<P, C, K, R, CAP>(
+        black_box(&mut *sk),
+        black_box(ct),
+        pool,
+        out,
+        &mut reject,
+        &mut completed,
+    );
+    // Completion token: an Ok result must have come through the end of the decryption (its
+    // output checks). A fault on the pointer to a callee's result slot (seen in the emulated
+    // campaign: a skipped `add.w fp, sp, #..` before `cpa::decrypt`) otherwise let an early
+    // error exit carry an Ok, with `out` never written.
+    if C::FAULT_HARDENING && result.is_ok() && black_box(completed) != COMPLETED {
+        result = Err(Error::FaultDetected {
+            check: "decryption completion",
+        });
+    }
+    if C::FAULT_HARDENING && result.is_ok() {
+        // Ciphertext and key binding: the rejection value `R(z, H(C))` that the
+        // decryption derived before anything else, against one derived again here from
+        // the caller's `sk` and `ct`. A wrong pointer to C or z, or C or z changed by a
+        // stray store during the decryption, gives another value: the output would then be
+        // a valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
+        let mut reject_again = P::Bits::zeroed();
+        result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject_again.as_mut());
+        // An inline fold rather than cpa::diff_*: those calls mark the ciphertext
+        // comparisons and the output cross-check for the binary check (security/cca-branch).
+        let mismatch = reject
+            .as_ref()
+            .iter()
+            .zip(reject_again.as_ref())
+            .fold(0u8, |d, (x, y)| d | (x ^ y));
+        if result.is_ok() && black_box(mismatch) != 0 {
+            result = Err(Error::FaultDetected {
+                check: "ciphertext and key binding",
+            });
+        }
+        reject_again.as_mut().zeroize();
+    }
+    reject.as_mut().zeroize();
     // The barrier hides from the optimiser that the erase path only runs on an error: a
     // single fault that sends an Ok result down it (seen in the emulated campaign,
     // security/fault) must then return an error, not Ok with an erased output.
@@ -373,6 +424,8 @@ pub fn decrypt<
     result
 }
 
+/// The decryption proper; `reject` receives `R(z, H(C))` first, for the caller's binding
+/// check.
 fn decrypt_inner<
     P: ParamSet,
     C: Countermeasures,
@@ -384,22 +437,27 @@ fn decrypt_inner<
     ct: &CcaCiphertext<P>,
     pool: &mut EntropyPool<R, CAP>,
     out: &mut [u8],
+    reject: &mut P::Bits,
+    completed: &mut u32,
 ) -> Result<(), Error> {
     let mut v = P::Bits::zeroed();
     let mut candidate = P::Bits::zeroed();
-    let mut reject = P::Bits::zeroed();
     // The output's address, kept behind a barrier: a fault on the register holding it would
     // otherwise redirect the stores and the cross-check alike, and both copies would agree
     // while `out` kept stale data (seen in the emulated campaign, security/fault).
     let out_address = black_box(out.as_ptr() as usize);
     let result = (|| {
+        // First, so that a later fault on C or z is caught by the caller's binding check.
+        kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject.as_mut())?;
+        if fault::hit(Fault::CorruptRejectionValue) {
+            reject.as_mut()[0] ^= 1;
+        }
         sk.key.cpa_decrypt::<C, R, CAP>(&ct.ct, pool, v.as_mut())?;
         kdf::<P>(LABEL_G, &[v.as_ref(), &sk.hpk], candidate.as_mut())?;
         for (m, c) in candidate.as_mut().iter_mut().zip(ct.c3.as_ref()) {
             *m ^= c;
         }
         let again = encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
-        kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject.as_mut())?;
 
         let parts = [
             (ct.ct.c1.as_ref(), again.ct.c1.as_ref()),
@@ -492,11 +550,11 @@ fn decrypt_inner<
                 });
             }
         }
+        *completed = black_box(COMPLETED);
         Ok(())
     })();
     v.as_mut().zeroize();
     candidate.as_mut().zeroize();
-    reject.as_mut().zeroize();
     result
 }
 

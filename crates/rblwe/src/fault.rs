@@ -32,6 +32,9 @@ pub enum Fault {
     ZeroSecretAtDecrypt = 7,
     /// CPA decryption: one decoded output byte is corrupted after the decoder's store.
     CorruptDecodedByte = 8,
+    /// CCA2 decryption: the rejection value `R(z, H(C))` comes out wrong (as from a wrong
+    /// pointer to C or z, or C changed by a stray store).
+    CorruptRejectionValue = 9,
 }
 
 #[cfg(feature = "fault-sim")]

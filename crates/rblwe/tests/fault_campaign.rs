@@ -59,6 +59,29 @@ fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output()
     assert_ne!(out, message, "without hardening: silent corruption");
     assert_eq!(out[1..], message[1..]);
 
+    // 2b. A wrong rejection value (a wrong pointer to C or z inside the decryption): the
+    //     binding check re-derives it from the caller's key and ciphertext, detects and
+    //     erases, for valid and invalid ciphertexts; without hardening the caller gets Ok
+    //     with a value that is neither the message nor R(z, H(C)).
+    inject(Fault::CorruptRejectionValue);
+    for ct in [&valid, &invalid] {
+        out = [0xEE; 32];
+        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
+        assert!(
+            matches!(
+                r,
+                Err(Error::FaultDetected {
+                    check: "ciphertext and key binding"
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(out, [0u8; 32], "output erased");
+    }
+    cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
+    assert_ne!(out, rejection, "without hardening: silent corruption");
+    assert_ne!(out, message);
+
     // 3. Zeroed secret at key generation: refused and erased; otherwise a weak key.
     inject(Fault::ZeroSecretAtKeygen);
     assert!(matches!(

@@ -31,7 +31,15 @@ const OTHER_ERROR: u32 = 3;
 const BAD_KEY_BYTES: u32 = 16;
 const BAD_CIPHERTEXT_BYTES: u32 = 17;
 
-fn status(result: Result<(), Error>, check_name: &mut [u8]) -> u32 {
+/// The status code of `result`; on any error `out` is erased here too. `cca::decrypt`
+/// erases on every error it sees, but the store of its result is its last instruction, past
+/// its own checks: a fault there (a skipped store, a flipped register holding the result's
+/// address, both seen in the emulated campaign) hands this caller a wrong status while `out`
+/// still holds the decryption's output. A caller treating errors as errors erases.
+fn status(result: Result<(), Error>, out: &mut [u8], check_name: &mut [u8]) -> u32 {
+    if result.is_err() {
+        out.fill(0); // the caller's buffer outlives this call: the stores are kept
+    }
     match result {
         Ok(()) => OK,
         Err(Error::FaultDetected { check }) => {
@@ -129,7 +137,7 @@ pub unsafe extern "C" fn fault_entry_decrypt_set1(
     };
     let mut pool = EntropyPool::<SimTrng, POOL>::new(SimTrng::new(1));
     let result = cca::decrypt::<Set1, Hardened, _, _, POOL>(&mut sk, &ct, &mut pool, out);
-    status(result, check_name)
+    status(result, out, check_name)
 }
 
 /// As [`fault_entry_decrypt_set1`] without fault hardening (`ConstantTime`): the
@@ -161,7 +169,7 @@ pub unsafe extern "C" fn fault_entry_decrypt_set1_unhardened(
     };
     let mut pool = EntropyPool::<SimTrng, POOL>::new(SimTrng::new(1));
     let result = cca::decrypt::<Set1, ConstantTime, _, _, POOL>(&mut sk, &ct, &mut pool, out);
-    status(result, check_name)
+    status(result, out, check_name)
 }
 
 /// The entry points' addresses, so that the linker keeps them (nothing calls them).
