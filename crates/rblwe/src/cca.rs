@@ -138,14 +138,16 @@ impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
         Ok(())
     }
 
-    /// Reads `r2 || z || a || p`, validating lengths, coefficient ranges and the secret's
-    /// structure.
+    /// Reads `r2 || z || a || p`, validating lengths, coefficient ranges, the secret's
+    /// structure, and that the embedded public key is the secret's (re-encryption under
+    /// another key would reject every genuine ciphertext).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         check_len("CCA secret key", bytes, Self::BYTES)?;
         let (r2, rest) = bytes.split_at(P::N / 8);
         let (z, pk) = rest.split_at(32);
         let key = SecretKey::from_bytes(r2)?;
         let pk = PublicKey::from_bytes(pk)?;
+        cpa::check_key_pair(&pk, &key)?;
         let mut zz = [0u8; 32];
         zz.copy_from_slice(z);
         let hpk = hash_public_key(&pk);

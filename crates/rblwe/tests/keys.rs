@@ -132,3 +132,22 @@ fn an_all_zero_public_key_would_reveal_the_message() {
         .collect();
     assert_eq!(recovered, message);
 }
+
+/// A CCA secret key file whose embedded public key belongs to another secret is refused on
+/// load: re-encryption under it would reject every genuine ciphertext, silently.
+#[test]
+fn a_cca_secret_key_with_another_keys_public_key_is_refused() {
+    let mut pool: EntropyPool<_, 1024> = EntropyPool::new(KatEntropy::new(b"cca pair"));
+    let a = PublicParameter::<Set1>::from_seed(&[3u8; 32]);
+    let (_, sk) = rblwe::cca::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool).unwrap();
+    let (other_pk, _) = rblwe::cca::keygen::<Set1, Hardened, _, 1024>(&a, &mut pool).unwrap();
+    let mut bytes = vec![0u8; CcaSecretKey::<Set1>::BYTES];
+    sk.write_bytes(&mut bytes).unwrap();
+    assert!(CcaSecretKey::<Set1>::from_bytes(&bytes).is_ok());
+    let pk_at = Set1::N / 8 + 32;
+    bytes[pk_at..].copy_from_slice(other_pk.to_bytes().as_ref());
+    assert!(matches!(
+        CcaSecretKey::<Set1>::from_bytes(&bytes),
+        Err(Error::KeyPairMismatch)
+    ));
+}
