@@ -15,10 +15,7 @@ use std::path::{Path, PathBuf};
 
 use zeppelin::{PublicKey, SecretKey};
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
-use zeppelin_seal::{
-    ComprMode, EncryptionParameters, PublicKey as SealPublicKey, SecretKey as SealSecretKey,
-};
-use zeroize::Zeroize;
+use zeppelin_seal::{EncryptionParameters, PublicKey as SealPublicKey, SecretKey as SealSecretKey};
 
 use crate::error::{CliError, CliResult};
 use crate::input::{read_capped, read_seal, read_text, InputError};
@@ -166,42 +163,21 @@ impl<'a> KeyDir<'a> {
         SealSecretKey::load(ctx.seal(), &bytes).map_err(CliError::seal_file(&path))
     }
 
-    /// Refuses a SEAL secret key that is not the device's key in SEAL's form. The serialized
-    /// forms are compared without an early exit, and both buffers zeroized.
+    /// Refuses a SEAL secret key that is not the device's key in SEAL's form (the library's
+    /// constant-time comparison, `device::check_secret_keys_agree`).
     fn same_secret<P: SealPreset>(
         &self,
         ctx: &DeviceContext<P>,
         device_sk: &SecretKey<P>,
         seal_sk: &SealSecretKey,
     ) -> CliResult<()> {
-        let expected = device::secret_key(ctx, device_sk)
-            .map_err(CliError::seal(crate::error::Operation::SealSecretKey))?;
-        let save = |sk: &SealSecretKey| {
-            sk.save(ComprMode::None)
-                .map_err(CliError::seal(crate::error::Operation::SealSecretKey))
-        };
-        let mut a = save(&expected)?;
-        let mut b = match save(seal_sk) {
-            Ok(b) => b,
-            Err(e) => {
-                a.zeroize();
-                return Err(e);
-            }
-        };
-        let same = a.len() == b.len()
-            && a.iter()
-                .zip(b.iter())
-                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-                == 0;
-        a.zeroize();
-        b.zeroize();
-        if same {
-            Ok(())
-        } else {
-            Err(CliError::SecretKeysDiffer {
+        match device::check_secret_keys_agree(ctx, seal_sk, device_sk) {
+            Ok(()) => Ok(()),
+            Err(zeppelin_seal::SealError::SecretKeysDiffer) => Err(CliError::SecretKeysDiffer {
                 seal: self.path(SECRET),
                 device: self.path(DEVICE_SK),
-            })
+            }),
+            Err(e) => Err(CliError::seal(crate::error::Operation::SealSecretKey)(e)),
         }
     }
 
