@@ -8,7 +8,7 @@ use zeroize::{Zeroize, Zeroizing};
 use crate::error::{LevelRule, ParameterError, Result, SealError};
 use crate::objects::{Ciphertext, SecretKey};
 use crate::params::SealContext;
-use crate::poly::RnsNtt;
+
 use crate::prng::PrngInfo;
 
 /// The secret key's NTT residues for the first `k` primes (NTT form is per prime, so a level's
@@ -32,7 +32,7 @@ fn secret_prefix<'a>(ctx: &SealContext, sk: &'a SecretKey, k: usize) -> Result<&
 pub fn phase(ctx: &SealContext, ct: &Ciphertext, sk: &SecretKey) -> Result<Vec<u64>> {
     let level = ctx.level_or_err(&ct.parms_id, "Ciphertext")?;
     let k = level.coeff_modulus.len();
-    let ntt = RnsNtt::new(&level.coeff_modulus, ctx.n())?;
+    let ntt = ctx.level_ntt(level)?;
     let s = secret_prefix(ctx, sk, k)?;
     if ct.size == 0 {
         return Err(SealError::EmptyCiphertext);
@@ -76,7 +76,7 @@ pub fn reseed(
     let level = ctx.level_or_err(&ct.parms_id, "Ciphertext")?;
     let n = ctx.n();
     let k = level.coeff_modulus.len();
-    let ntt = RnsNtt::new(&level.coeff_modulus, n)?;
+    let ntt = ctx.level_ntt(level)?;
     let s = secret_prefix(ctx, sk, k)?;
     let new_c1 = Ciphertext::expand_c1(info, level, n);
     let mut diff = ct.poly(1).to_vec();

@@ -691,7 +691,7 @@ pub fn secret_key<P: SealPreset>(
 /// SEAL's secret key for ternary coefficients.
 fn seal_secret<P: SealPreset>(ctx: &DeviceContext<P>, ternary: &[i8]) -> Result<SecretKey> {
     let key_level = ctx.seal.key_level();
-    let ntt = RnsNtt::new(&key_level.coeff_modulus, P::N)?;
+    let ntt = ctx.seal.level_ntt(key_level)?;
     let mut wide = Zeroizing::new(Vec::with_capacity(ternary.len()));
     wide.extend(ternary.iter().map(|&v| i64::from(v)));
     let data = ntt.from_signed(&wide);

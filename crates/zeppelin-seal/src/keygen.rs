@@ -68,7 +68,7 @@ pub fn galois_element_for_step(n: usize, step: i64) -> Result<u32> {
 /// Generates SEAL key-switching keys for one secret key.
 pub struct KeyGenerator<'a> {
     ctx: &'a SealContext,
-    key_ntt: RnsNtt,
+    key_ntt: &'a RnsNtt,
     /// The secret in NTT form at the key level.
     s_ntt: Vec<u64>,
     /// The secret in coefficient form at the key level.
@@ -94,7 +94,7 @@ impl<'a> KeyGenerator<'a> {
         if !ctx.using_keyswitching() {
             return Err(SealError::InvalidParameters(ParameterError::NoSpecialPrime));
         }
-        let key_ntt = RnsNtt::new(&ctx.key_level().coeff_modulus, ctx.n())?;
+        let key_ntt = ctx.level_ntt(ctx.key_level())?;
         let s_ntt = sk.data.clone();
         let mut s_coeff = s_ntt.clone();
         key_ntt.inverse(&mut s_coeff)?;

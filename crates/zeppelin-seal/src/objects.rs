@@ -498,9 +498,9 @@ impl PublicKey {
                 is_ntt_form: pk.0.is_ntt_form,
             });
         }
-        let ntt = crate::poly::RnsNtt::new(&key_level.coeff_modulus, ctx.n())?;
+        let ntt = ctx.level_ntt(key_level)?;
         validate::check_phase_small(
-            &ntt,
+            ntt,
             &key_level.coeff_modulus,
             pk.0.poly(0),
             pk.0.poly(1),

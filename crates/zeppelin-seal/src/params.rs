@@ -1,7 +1,10 @@
 //! `EncryptionParameters`, `parms_id` and the modulus-switching chain SEAL derives from them.
 
+use std::sync::OnceLock;
+
 use crate::error::{ParameterError, Result, SealError};
 pub use crate::parms_id::ParmsId;
+use crate::poly::RnsNtt;
 use crate::wire::{self, ComprMode, Reader, WriteLe};
 
 /// SEAL's `scheme_type`. Only BFV is supported by the arithmetic in this crate.
@@ -150,6 +153,32 @@ pub struct Level {
 pub struct SealContext {
     parms: EncryptionParameters,
     levels: Vec<Level>,
+    ntt: NttCache,
+}
+
+/// Each level's NTT tables, built on first use and kept, as SEAL's context keeps its
+/// `NTTTables`: finding the roots and filling the twiddles costs more than the transforms a
+/// key check or a conversion runs (about half of loading a Seal4096 secret key).
+struct NttCache(Vec<OnceLock<RnsNtt>>);
+
+impl NttCache {
+    fn new(levels: usize) -> Self {
+        Self((0..levels).map(|_| OnceLock::new()).collect())
+    }
+}
+
+/// A clone starts with an empty cache (the tables are rebuilt on the clone's first use).
+impl Clone for NttCache {
+    fn clone(&self) -> Self {
+        Self::new(self.0.len())
+    }
+}
+
+impl std::fmt::Debug for NttCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let built = self.0.iter().filter(|cell| cell.get().is_some()).count();
+        write!(f, "NttCache {{ levels: {}, built: {built} }}", self.0.len())
+    }
 }
 
 impl SealContext {
@@ -209,7 +238,44 @@ impl SealContext {
                 });
             }
         }
-        Ok(Self { parms, levels })
+        let ntt = NttCache::new(levels.len());
+        Ok(Self { parms, levels, ntt })
+    }
+
+    /// The NTT tables of `level`'s primes at this context's degree, built on the first call
+    /// for that level and kept for the context's lifetime. `level` is matched by its
+    /// `parms_id`; a level of another context is `UnknownParmsId`. Primes the NTT core cannot
+    /// take (see [`RnsNtt::new`]) give its error on every call.
+    ///
+    /// ```
+    /// use zeppelin_seal::{EncryptionParameters, SealContext};
+    ///
+    /// let parms = EncryptionParameters::bfv(16, vec![1_073_741_441, 1_073_740_609], 257);
+    /// let ctx = SealContext::new(parms)?;
+    /// let ntt = ctx.level_ntt(ctx.key_level())?;
+    /// assert_eq!((ntt.n(), ntt.len()), (16, 2));
+    /// // The second call returns the same tables.
+    /// assert!(std::ptr::eq(ntt, ctx.level_ntt(ctx.key_level())?));
+    /// # Ok::<(), zeppelin_seal::SealError>(())
+    /// ```
+    pub fn level_ntt(&self, level: &Level) -> Result<&RnsNtt> {
+        let index = self
+            .levels
+            .iter()
+            .position(|l| l.parms_id == level.parms_id)
+            .ok_or(SealError::UnknownParmsId {
+                what: "NTT tables",
+                found: level.parms_id,
+            })?;
+        let cell = self.ntt.0.get(index).ok_or(SealError::UnknownParmsId {
+            what: "NTT tables",
+            found: level.parms_id,
+        })?;
+        if let Some(ntt) = cell.get() {
+            return Ok(ntt);
+        }
+        let built = RnsNtt::new(&self.levels[index].coeff_modulus, self.n())?;
+        Ok(cell.get_or_init(|| built))
     }
 
     /// The parameters.

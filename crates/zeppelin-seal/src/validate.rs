@@ -124,7 +124,7 @@ pub fn check_secret_key(ctx: &SealContext, parms_id: &ParmsId, data: &[u64]) -> 
         });
     }
     let n = ctx.n();
-    let ntt = RnsNtt::new(&key_level.coeff_modulus, n)?;
+    let ntt = ctx.level_ntt(key_level)?;
     let mut coeffs = Zeroizing::new(data.to_vec());
     ntt.inverse(&mut coeffs)?;
     let (ok, weight) = small_and_consistent(&coeffs, &key_level.coeff_modulus, n, 1);
