@@ -92,7 +92,7 @@ CPA_TARGET = ""
 def set_config(name: str) -> str:
     global TARGET, CPA_TARGET
     entry, cfg = CONFIGS[name]
-    TARGET = (f"rblwe::cca::decrypt::<rblwe::params::Set1, rblwe::config::Config<{cfg}>, "
+    TARGET = (f"rblwe::cca::decrypt_reporting_output::<rblwe::params::Set1, rblwe::config::Config<{cfg}>, "
               "rblwe::cpa::SecretKey<rblwe::params::Set1>, rblwe_m33::trng::SimTrng, 6144>")
     if name == "unhardened":
         # Its only caller is the entry point, into which LTO inlines it; the regions still
@@ -602,6 +602,48 @@ def plan(trace: array, regions: list[str], static: dict[int, Static], counters: 
     return trials
 
 
+def replay_trials(path: str, outcomes: str) -> list[Trial]:
+    """Trials recorded by an earlier run (--json), selected by outcome, to run again (on the
+    same image, or a rebuilt one whose golden trace has the same length up to the site)."""
+    with open(path) as f:
+        data = json.load(f)
+    records = data["trials"] if isinstance(data, dict) else data
+    want = {x.strip() for x in re.split(r"[;]|,(?! not)", outcomes) if x.strip()}
+    keys = ("model", "group", "index", "region", "ct", "reg", "bit")
+    return [Trial(**{k: r[k] for k in keys}) for r in records if r.get("outcome", "") in want]
+
+
+def sweep_addresses(spec: str, static: dict[int, Static]) -> set[int]:
+    """Addresses from "a,b,c-d" (hex; c-d: every executed instruction in [c, d])."""
+    out = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        lo_a, hi_a = int(lo, 16), int(hi or lo, 16)
+        out |= {x for x in static if lo_a <= x <= hi_a}
+    return out
+
+
+def sweep_trials(addrs: set[int], golden: dict, static: dict[int, Static],
+                 regions: dict[str, list[str]]) -> list[Trial]:
+    """Every single fault at the given instructions: skip, each bit of each register read,
+    each of N/Z/C/V, zeroing of the destination; at every execution, for every ciphertext."""
+    out = []
+    for ct, (trace, _) in golden.items():
+        for k, a in enumerate(trace):
+            if a not in addrs:
+                continue
+            s, region = static.get(a), regions[ct][k]
+            out.append(Trial("skip", "instruction", k, region, ct))
+            for r in (s.reads if s else []):
+                out.extend(Trial("regflip", "read register", k, region, ct, reg=r, bit=b) for b in range(32))
+            out.extend(Trial("flagflip", f, k, region, ct) for f in "NZCV")
+            if s and s.writes and k + 1 < len(trace):
+                out.append(Trial("zero", "destination", k + 1, regions[ct][k + 1], ct, reg=s.writes[0]))
+    if not out:
+        raise SystemExit("--sweep: none of the addresses is executed in the golden traces")
+    return out
+
+
 def sites_of(trace: array, regions: list[str]) -> dict[str, set]:
     out: dict[str, set] = defaultdict(set)
     for addr, r in zip(trace, regions):
@@ -621,6 +663,15 @@ def main() -> int:
     ap.add_argument("--max-trials", type=int, default=0, help="keep a random subset of this size")
     ap.add_argument("--regions", default="", help="comma-separated regions to keep (default all)")
     ap.add_argument("--plan-only", action="store_true", help="print the planned trials per model and stop")
+    ap.add_argument("--replay", default="",
+                    help="run only these trials: a JSON file of trial records (a campaign's --json "
+                         "output, or a list of records) whose outcome is one of --replay-outcomes")
+    ap.add_argument("--replay-outcomes", default="silent corruption,forgery released,error, not erased",
+                    help="with --replay: the outcomes to select, separated by ';' or ',' (default: the failures)")
+    ap.add_argument("--sweep", default="",
+                    help="instead of the plan: every fault at these instruction addresses (hex, comma-"
+                         "separated; lo-hi for a range), at each of their executions, for every "
+                         "ciphertext: a skip, each bit of each register read, each flag, zeroing")
     a = ap.parse_args()
     t0 = time.time()
     st = build(a.elf, set_config(a.config))
@@ -639,6 +690,12 @@ def main() -> int:
     trials = (plan(golden["valid"][0], regions_valid, static, counters, a.short, rng, ["valid"]) +
               plan(golden["tampered-c3"][0], regions_tampered, static, counters, a.short, rng,
                    ["tampered-c3", "tampered-c4"]))
+    if a.replay:
+        trials = replay_trials(a.replay, a.replay_outcomes)
+    if a.sweep:
+        trials = sweep_trials(sweep_addresses(a.sweep, static), golden, static,
+                              {"valid": regions_valid, "tampered-c3": regions_tampered,
+                               "tampered-c4": regions_tampered})
     if a.regions:
         keep = set(a.regions.split(","))
         trials = [t for t in trials if t.region in keep]
@@ -682,7 +739,11 @@ def main() -> int:
         else:
             t.outcome, t.check = classify(st, t.ct, res)
         done.append(t)
-        if t.outcome in ("silent corruption", "forgery released", "error, not erased", "not injected"):
+        if a.replay or a.sweep:
+            detail = (f"status {res[0]} out {res[1].hex()}" if isinstance(res, tuple) else str(res)[:60])
+            print(f"  {t.outcome}: {t.model}/{t.group} {t.ct} index={t.index} {t.addr:#x} {t.insn} "
+                  f"reg={t.reg} bit={t.bit} {t.check} | {detail}", flush=True)
+        elif t.outcome in ("silent corruption", "forgery released", "error, not erased", "not injected"):
             print(f"  {t.outcome}: {t.model}/{t.group} {t.ct} region={t.region} index={t.index} "
                   f"{t.addr:#x} {t.insn} reg={t.reg} bit={t.bit} {t.check}", flush=True)
         if (n + 1) % 1000 == 0:

@@ -184,11 +184,19 @@ impl<P: ParamSet, K: CpaDecryptor<P>> CcaSecretKey<P, K> {
 }
 
 /// A CCA2 ciphertext `(c1, c2, c3, c4)`: `n + n + n/8 + n/8` bytes.
+///
+/// It also holds its digest `H(C)`, computed once when it is made (parsed or encrypted) and
+/// not serialized: a binding that travels with the bytes. The hardened decryption derives
+/// the rejection value from the bytes inside and again from this digest outside; a
+/// decryption that was pointed at other memory (one bit flipped in the pointer, seen in the
+/// emulated campaign, security/fault), or whose ciphertext bytes changed since they were
+/// read, then gets two different values and reports a fault.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct CcaCiphertext<P: ParamSet> {
     ct: Ciphertext<P>,
     c3: P::Bits,
     c4: P::Bits,
+    digest: [u8; 32],
 }
 
 impl<P: ParamSet> CcaCiphertext<P> {
@@ -216,16 +224,26 @@ impl<P: ParamSet> CcaCiphertext<P> {
         let mut c4 = P::Bits::zeroed();
         c3.as_mut().copy_from_slice(&bytes[2 * n..2 * n + b]);
         c4.as_mut().copy_from_slice(&bytes[2 * n + b..]);
-        Ok(Self {
-            ct: Ciphertext {
-                c1: read_poly::<P>("CCA ciphertext (c1)", &bytes[..n])?,
-                c2: read_poly::<P>("CCA ciphertext (c2)", &bytes[n..2 * n])?,
-            },
-            c3,
-            c4,
-        })
+        let ct = Ciphertext {
+            c1: read_poly::<P>("CCA ciphertext (c1)", &bytes[..n])?,
+            c2: read_poly::<P>("CCA ciphertext (c2)", &bytes[n..2 * n])?,
+        };
+        Ok(Self::with_digest(ct, c3, c4))
     }
 
+    /// The only constructor: the digest is always `H` of the parts.
+    fn with_digest(ct: Ciphertext<P>, c3: P::Bits, c4: P::Bits) -> Self {
+        let mut out = Self {
+            ct,
+            c3,
+            c4,
+            digest: [0; 32],
+        };
+        out.digest = out.hash();
+        out
+    }
+
+    /// `H(C)` over the bytes as they are now (the stored digest is `H` as they were made).
     fn hash(&self) -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(LABEL_HCT);
@@ -275,13 +293,17 @@ fn finish_keygen<P: ParamSet, K: CpaDecryptor<P>, R: CryptoRngCore, const CAP: u
     Ok((CcaPublicKey { pk, hpk }, sk))
 }
 
+/// A ciphertext's parts `((c1, c2), c3, c4)` without its digest (what re-encryption
+/// compares; only [`CcaCiphertext::with_digest`] makes a ciphertext of them).
+type CiphertextParts<P> = (Ciphertext<P>, <P as ParamSet>::Bits, <P as ParamSet>::Bits);
+
 /// Deterministic part of encryption: everything after `v` is drawn.
 fn encrypt_derand<P: ParamSet, C: Countermeasures>(
     pk: &PublicKey<P>,
     hpk: &[u8; 32],
     message: &[u8],
     v: &P::Bits,
-) -> Result<CcaCiphertext<P>, Error> {
+) -> Result<CiphertextParts<P>, Error> {
     let b = P::N / 8;
     let mut coins = [P::Bits::zeroed(); 3];
     let mut stream = [0u8; 3 * 64];
@@ -313,7 +335,7 @@ fn encrypt_derand<P: ParamSet, C: Countermeasures>(
             ],
             c4.as_mut(),
         )?;
-        Ok(CcaCiphertext { ct, c3, c4 })
+        Ok((ct, c3, c4))
     })();
     stream.zeroize();
     for e in coins.iter_mut() {
@@ -331,7 +353,8 @@ pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usi
     check_len("message", message, P::BITS_BYTES)?;
     let mut v = P::Bits::zeroed();
     let result = match pool.fill(v.as_mut()) {
-        Ok(()) => encrypt_derand::<P, C>(&pk.pk, &pk.hpk, message, &v),
+        Ok(()) => encrypt_derand::<P, C>(&pk.pk, &pk.hpk, message, &v)
+            .map(|(ct, c3, c4)| CcaCiphertext::with_digest(ct, c3, c4)),
         Err(e) => Err(e),
     };
     v.as_mut().zeroize();
@@ -347,6 +370,13 @@ pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usi
 /// (masks derived again, another formula, reverse order, loop-completion counter), and
 /// cross-checked, so a skipped store or loop or a corrupted mask or byte is detected rather
 /// than silently releasing a corrupted output. Errors erase `out`.
+///
+/// Inlined into the caller, so that with fault hardening the output's address the
+/// decryption reports having written to is checked against the caller's own: a bit flipped
+/// in the `out` pointer register at the decryption's first instruction that reads it (seen
+/// in the emulated campaign, security/fault) reaches every use inside, and only code that
+/// holds its own copy of the pointer can notice that `out` was never written.
+#[inline(always)]
 pub fn decrypt<
     P: ParamSet,
     C: Countermeasures,
@@ -359,7 +389,53 @@ pub fn decrypt<
     pool: &mut EntropyPool<R, CAP>,
     out: &mut [u8],
 ) -> Result<(), Error> {
-    check_len("message output buffer", out, P::BITS_BYTES)?;
+    let mut written_to = 0usize;
+    let result = decrypt_reporting_output::<P, C, K, R, CAP>(sk, ct, pool, out, &mut written_to);
+    if C::FAULT_HARDENING && black_box(written_to) != black_box(out.as_ptr() as usize) {
+        // The decryption wrote (and, on an error, erased) somewhere else: `out` holds
+        // whatever the caller left there. Erased, so that stale data is not mistaken for a
+        // message; the stray copy at the other address cannot be erased safely from here.
+        out.zeroize();
+        return Err(Error::FaultDetected {
+            check: "output address at the caller",
+        });
+    }
+    result
+}
+
+/// [`decrypt`] proper; `written_to` receives the address of the output buffer it wrote to
+/// (and, on an error, erased), read at its very end.
+fn decrypt_reporting_output<
+    P: ParamSet,
+    C: Countermeasures,
+    K: CpaDecryptor<P>,
+    R: CryptoRngCore,
+    const CAP: usize,
+>(
+    sk: &mut CcaSecretKey<P, K>,
+    ct: &CcaCiphertext<P>,
+    pool: &mut EntropyPool<R, CAP>,
+    out: &mut [u8],
+    written_to: &mut usize,
+) -> Result<(), Error> {
+    // Simulated pointer faults (fault-sim only; `hit` is a constant false otherwise):
+    // other bytes under the same digest, another output buffer.
+    let mut stray_out = P::Bits::zeroed();
+    let redirected_ct;
+    let (ct, out): (&CcaCiphertext<P>, &mut [u8]) = if fault::hit(Fault::RedirectCiphertext) {
+        let mut other = ct.clone();
+        other.c3.as_mut()[0] ^= 0x80;
+        redirected_ct = other;
+        (&redirected_ct, out)
+    } else if fault::hit(Fault::RedirectOutput) && out.len() == P::BITS_BYTES {
+        (ct, stray_out.as_mut())
+    } else {
+        (ct, out)
+    };
+    if let Err(e) = check_len("message output buffer", out, P::BITS_BYTES) {
+        *written_to = out.as_ptr() as usize;
+        return Err(e);
+    }
     // The decryption works on copies of `sk` and `ct` taken through value barriers, so that
     // the originals here stay in registers or slots of their own: a single fault on a
     // pointer register inside (seen in the emulated campaign, security/fault: a skipped
@@ -388,12 +464,14 @@ pub fn decrypt<
     }
     if C::FAULT_HARDENING && result.is_ok() {
         // Ciphertext and key binding: the rejection value `R(z, H(C))` that the
-        // decryption derived before anything else, against one derived again here from
-        // the caller's `sk` and `ct`. A wrong pointer to C or z, or C or z changed by a
-        // stray store during the decryption, gives another value: the output would then be
-        // a valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
+        // decryption derived from the bytes before anything else, against one derived
+        // here from the caller's `sk` and the digest `ct` carries (made with `ct`, not
+        // recomputed). A wrong pointer to C or z (even one every use shares: a flip of
+        // the argument register before any copy exists), or C or z changed by a stray
+        // store during the decryption, gives another value: the output would then be a
+        // valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
         let mut reject_again = P::Bits::zeroed();
-        result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject_again.as_mut());
+        result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.digest], reject_again.as_mut());
         // An inline fold rather than cpa::diff_*: those calls mark the ciphertext
         // comparisons and the output cross-check for the binary check (security/cca-branch).
         let mismatch = reject
@@ -418,11 +496,12 @@ pub fn decrypt<
         // reload): the compiler would otherwise reuse the possibly faulted discriminant,
         // and `Err(e)` of an Ok result is, with the niche layout, still Ok.
         if black_box(&result).is_ok() {
-            return Err(Error::FaultDetected {
+            result = Err(Error::FaultDetected {
                 check: "output erasure on an Ok result",
             });
         }
     }
+    *written_to = black_box(out.as_ptr() as usize);
     result
 }
 
@@ -459,13 +538,14 @@ fn decrypt_inner<
         for (m, c) in candidate.as_mut().iter_mut().zip(ct.c3.as_ref()) {
             *m ^= c;
         }
-        let again = encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
+        let (again_ct, again_c3, again_c4) =
+            encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
 
         let parts = [
-            (ct.ct.c1.as_ref(), again.ct.c1.as_ref()),
-            (ct.ct.c2.as_ref(), again.ct.c2.as_ref()),
-            (ct.c3.as_ref(), again.c3.as_ref()),
-            (ct.c4.as_ref(), again.c4.as_ref()),
+            (ct.ct.c1.as_ref(), again_ct.c1.as_ref()),
+            (ct.ct.c2.as_ref(), again_ct.c2.as_ref()),
+            (ct.c3.as_ref(), again_c3.as_ref()),
+            (ct.c4.as_ref(), again_c4.as_ref()),
         ];
         let mut forward = 0u32;
         for (x, y) in parts.iter() {
