@@ -30,7 +30,9 @@ firmware (HKDF-SHA256 / SHA-256 from the specification in cca.rs):
   detected+erased    an error was returned and the output buffer holds nothing from the
                      decryption (erased to zero, or still the caller's previous content)
   implicit rejection valid ciphertext -> its rejection value (safe: availability only)
-  crash/hang         CPU exception, unmapped access, panic/exit, or 2x the fault-free length
+  crash/hang         CPU exception, unmapped access, panic/exit, 2x the fault-free length, or
+                     a status code the entry point has no path to return (control flow
+                     diverted, e.g. a flipped return address)
   error, not erased  an error was returned but the output holds data      (failure)
   silent corruption  Ok with an output that is none of the above           (failure)
   forgery released   tampered ciphertext -> (part of) its candidate plaintext (failure)
@@ -100,6 +102,9 @@ def set_config(name: str) -> str:
         TARGET = entry
     CPA_TARGET = f"rblwe::cpa::decrypt::<rblwe::params::Set1, rblwe::config::Config<{cfg}>>"
     return entry
+# The status codes fault_entry.rs returns (OK, FAULT_DETECTED, INVALID_KEY, OTHER_ERROR,
+# BAD_KEY_BYTES, BAD_CIPHERTEXT_BYTES).
+ENTRY_STATUSES = {0, 1, 2, 3, 16, 17}
 OUT_FILL = 0xEE  # the output buffer's content before each run (differs from all references)
 
 CLASSES = ["correct", "detected+erased", "implicit rejection", "crash/hang",
@@ -484,6 +489,10 @@ def classify(st: Setup, ct: str, result) -> tuple[str, str]:
         return "crash/hang", f"{type(result).__name__}: {result}"[:80]
     status, data, check = result
     ref = st.refs[ct]
+    if status not in ENTRY_STATUSES:
+        # No path of the entry point returns this: control flow was diverted (e.g. a flipped
+        # return address landing elsewhere in the caller), like a crash.
+        return "crash/hang", f"undefined status {status:#x}"
     if status != 0:
         # Nothing released: the buffer is erased, or still holds what the caller put there.
         untouched = all(b in (0, OUT_FILL) for b in data)
@@ -613,24 +622,31 @@ def replay_trials(path: str, outcomes: str) -> list[Trial]:
     return [Trial(**{k: r[k] for k in keys}) for r in records if r.get("outcome", "") in want]
 
 
-def sweep_addresses(spec: str, static: dict[int, Static]) -> set[int]:
-    """Addresses from "a,b,c-d" (hex; c-d: every executed instruction in [c, d])."""
-    out = set()
+def sweep_selector(spec: str):
+    """A predicate on (trace index, trace length, address) from "a,b,c-d,first:N,last:N":
+    hex addresses (c-d: a range, every execution), or the first / last N dynamic
+    instructions of the target (its prologue / epilogue, robust to a rebuilt image)."""
+    addrs, ranges, first, last = set(), [], 0, 0
     for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        lo_a, hi_a = int(lo, 16), int(hi or lo, 16)
-        out |= {x for x in static if lo_a <= x <= hi_a}
-    return out
+        if part.startswith("first:"):
+            first = max(first, int(part[6:]))
+        elif part.startswith("last:"):
+            last = max(last, int(part[5:]))
+        else:
+            lo, _, hi = part.partition("-")
+            ranges.append((int(lo, 16), int(hi or lo, 16)))
+    return lambda k, n, a: k < first or k >= n - last or any(lo <= a <= hi for lo, hi in ranges)
 
 
-def sweep_trials(addrs: set[int], golden: dict, static: dict[int, Static],
+def sweep_trials(spec: str, golden: dict, static: dict[int, Static],
                  regions: dict[str, list[str]]) -> list[Trial]:
-    """Every single fault at the given instructions: skip, each bit of each register read,
-    each of N/Z/C/V, zeroing of the destination; at every execution, for every ciphertext."""
+    """Every single fault at the selected instructions: skip, each bit of each register read,
+    each of N/Z/C/V, zeroing of the destination; for every ciphertext."""
+    selected = sweep_selector(spec)
     out = []
     for ct, (trace, _) in golden.items():
         for k, a in enumerate(trace):
-            if a not in addrs:
+            if not selected(k, len(trace), a):
                 continue
             s, region = static.get(a), regions[ct][k]
             out.append(Trial("skip", "instruction", k, region, ct))
@@ -640,7 +656,7 @@ def sweep_trials(addrs: set[int], golden: dict, static: dict[int, Static],
             if s and s.writes and k + 1 < len(trace):
                 out.append(Trial("zero", "destination", k + 1, regions[ct][k + 1], ct, reg=s.writes[0]))
     if not out:
-        raise SystemExit("--sweep: none of the addresses is executed in the golden traces")
+        raise SystemExit("--sweep: nothing selected in the golden traces")
     return out
 
 
@@ -669,9 +685,10 @@ def main() -> int:
     ap.add_argument("--replay-outcomes", default="silent corruption,forgery released,error, not erased",
                     help="with --replay: the outcomes to select, separated by ';' or ',' (default: the failures)")
     ap.add_argument("--sweep", default="",
-                    help="instead of the plan: every fault at these instruction addresses (hex, comma-"
-                         "separated; lo-hi for a range), at each of their executions, for every "
-                         "ciphertext: a skip, each bit of each register read, each flag, zeroing")
+                    help="instead of the plan: every fault (a skip, each bit of each register read, "
+                         "each flag, zeroing) at the selected instructions, for every ciphertext: hex "
+                         "addresses or lo-hi ranges (every execution), first:N / last:N (the first / last "
+                         "N instructions of the target's run), comma-separated")
     a = ap.parse_args()
     t0 = time.time()
     st = build(a.elf, set_config(a.config))
@@ -693,7 +710,7 @@ def main() -> int:
     if a.replay:
         trials = replay_trials(a.replay, a.replay_outcomes)
     if a.sweep:
-        trials = sweep_trials(sweep_addresses(a.sweep, static), golden, static,
+        trials = sweep_trials(a.sweep, golden, static,
                               {"valid": regions_valid, "tampered-c3": regions_tampered,
                                "tampered-c4": regions_tampered})
     if a.regions:

@@ -39,6 +39,7 @@ const LABEL_G: &[u8] = b"zeppelin-rblwe/v1/G/message-mask";
 const LABEL_COINS: &[u8] = b"zeppelin-rblwe/v1/H/coins";
 const LABEL_TAG: &[u8] = b"zeppelin-rblwe/v1/HH/tag";
 const LABEL_REJECT: &[u8] = b"zeppelin-rblwe/v1/R/implicit-rejection";
+const LABEL_KEY_BINDING: &[u8] = b"zeppelin-rblwe/v1/H/secret-key-binding";
 /// The token the decryption stores after its last check (not 0 or all-ones, which single
 /// faults produce easily).
 const COMPLETED: u32 = 0x5a3c_96e1;
@@ -103,16 +104,48 @@ impl<P: ParamSet> CcaPublicKey<P> {
 
 /// A CCA2 secret key: a CPA decryptor `K` (plain [`SecretKey`] or [`MaskedSecretKey`]),
 /// the public key for re-encryption, and the implicit-rejection secret `z`.
+///
+/// It also holds `H(z, H(pk))`, computed when it is made: with fault hardening the
+/// decryption recomputes it at the end, so that a decryption pointed at other memory as the
+/// key (one bit flipped in the pointer before any copy of it exists, seen in the emulated
+/// campaign, security/fault) reports a fault instead of an implicit rejection under a
+/// garbage `z`.
 pub struct CcaSecretKey<P: ParamSet, K: CpaDecryptor<P> = SecretKey<P>> {
     key: K,
     pk: PublicKey<P>,
     hpk: [u8; 32],
     z: [u8; 32],
+    binding: [u8; 32],
 }
 
 impl<P: ParamSet, K: CpaDecryptor<P>> Drop for CcaSecretKey<P, K> {
     fn drop(&mut self) {
         self.z.zeroize();
+        self.binding.zeroize();
+    }
+}
+
+/// `H(z, H(pk))` of a secret key (see [`CcaSecretKey`]).
+fn key_binding<P: ParamSet>(z: &[u8; 32], hpk: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(LABEL_KEY_BINDING);
+    h.update(P::NAME.as_bytes());
+    h.update(z);
+    h.update(hpk);
+    h.finalize().into()
+}
+
+impl<P: ParamSet, K: CpaDecryptor<P>> CcaSecretKey<P, K> {
+    /// The only constructor from parts: the binding is always that of `z` and `hpk`.
+    fn assemble(key: K, pk: PublicKey<P>, hpk: [u8; 32], z: [u8; 32]) -> Self {
+        let binding = key_binding::<P>(&z, &hpk);
+        Self {
+            key,
+            pk,
+            hpk,
+            z,
+            binding,
+        }
     }
 }
 
@@ -151,12 +184,9 @@ impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
         let mut zz = [0u8; 32];
         zz.copy_from_slice(z);
         let hpk = hash_public_key(&pk);
-        Ok(Self {
-            key,
-            pk,
-            hpk,
-            z: zz,
-        })
+        let sk = Self::assemble(key, pk, hpk, zz);
+        zz.zeroize();
+        Ok(sk)
     }
 
     /// The same key with its secret split into fresh arithmetic shares (masked decryption).
@@ -169,6 +199,7 @@ impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
             pk: self.pk.clone(),
             hpk: self.hpk,
             z: self.z,
+            binding: self.binding,
         })
     }
 }
@@ -283,12 +314,7 @@ fn finish_keygen<P: ParamSet, K: CpaDecryptor<P>, R: CryptoRngCore, const CAP: u
     let mut z = [0u8; 32];
     pool.fill(&mut z)?; // on failure `key` is dropped (and zeroized)
     let hpk = hash_public_key(&pk);
-    let sk = CcaSecretKey {
-        key,
-        pk: pk.clone(),
-        hpk,
-        z,
-    };
+    let sk = CcaSecretKey::assemble(key, pk.clone(), hpk, z);
     z.zeroize();
     Ok((CcaPublicKey { pk, hpk }, sk))
 }
@@ -389,9 +415,14 @@ pub fn decrypt<
     pool: &mut EntropyPool<R, CAP>,
     out: &mut [u8],
 ) -> Result<(), Error> {
+    // The caller's own copy of the address, in memory across the call (the barrier lets the
+    // slot escape: it is stored before the call and read back after), not in a register
+    // that the decryption saves and restores, where a fault inside would reach it too.
+    let expected = [out.as_ptr() as usize];
+    black_box(&expected);
     let mut written_to = 0usize;
     let result = decrypt_reporting_output::<P, C, K, R, CAP>(sk, ct, pool, out, &mut written_to);
-    if C::FAULT_HARDENING && black_box(written_to) != black_box(out.as_ptr() as usize) {
+    if C::FAULT_HARDENING && black_box(written_to) != black_box(&expected)[0] {
         // The decryption wrote (and, on an error, erased) somewhere else: `out` holds
         // whatever the caller left there. Erased, so that stale data is not mistaken for a
         // message; the stray copy at the other address cannot be erased safely from here.
@@ -435,6 +466,10 @@ fn decrypt_reporting_output<
     if let Err(e) = check_len("message output buffer", out, P::BITS_BYTES) {
         *written_to = out.as_ptr() as usize;
         return Err(e);
+    }
+    let redirect_key = fault::hit(Fault::RedirectSecretKey);
+    if redirect_key {
+        sk.z[0] ^= 1;
     }
     // The decryption works on copies of `sk` and `ct` taken through value barriers, so that
     // the originals here stay in registers or slots of their own: a single fault on a
@@ -485,6 +520,20 @@ fn decrypt_reporting_output<
             });
         }
         reject_again.as_mut().zeroize();
+        // Secret key binding: `z` and `H(pk)` as read now against the binding made with the
+        // key. A pointer to other memory as the key, shared by every use (a flip of the
+        // argument register before any copy exists), reads a `z` that matches nothing.
+        let mut binding_again = key_binding::<P>(&sk.z, &sk.hpk);
+        let key_mismatch = binding_again
+            .iter()
+            .zip(sk.binding.iter())
+            .fold(0u8, |d, (x, y)| d | (x ^ y));
+        binding_again.zeroize();
+        if result.is_ok() && black_box(key_mismatch) != 0 {
+            result = Err(Error::FaultDetected {
+                check: "secret key binding",
+            });
+        }
     }
     reject.as_mut().zeroize();
     // The barrier hides from the optimiser that the erase path only runs on an error: a
@@ -500,6 +549,9 @@ fn decrypt_reporting_output<
                 check: "output erasure on an Ok result",
             });
         }
+    }
+    if redirect_key {
+        sk.z[0] ^= 1;
     }
     *written_to = black_box(out.as_ptr() as usize);
     result
@@ -648,5 +700,5 @@ pub fn secret_key_from_parts<P: ParamSet>(
     z: [u8; 32],
 ) -> CcaSecretKey<P, SecretKey<P>> {
     let hpk = hash_public_key(&pk);
-    CcaSecretKey { key, pk, hpk, z }
+    CcaSecretKey::assemble(key, pk, hpk, z)
 }

@@ -41,6 +41,9 @@ pub enum Fault {
     /// CCA2 decryption: every use of the output buffer goes to other memory (as from a bit
     /// flipped in the `out` pointer register before any copy of it exists).
     RedirectOutput = 11,
+    /// CCA2 decryption: every use of the secret key reads another `z` (as from a bit flipped
+    /// in the `sk` pointer register before any copy of it exists).
+    RedirectSecretKey = 12,
 }
 
 #[cfg(feature = "fault-sim")]
