@@ -78,7 +78,7 @@ for _path in ("symmetric", "public"):
 IMAGES["m33-test"] = {
     "elf": M33 + "rblwe-m33",
     "roots": [
-        r"rblwe::cca::decrypt::<.*>",
+        r"rblwe::cca::decrypt(_reporting_output)?::<.*>",
         r"<rblwe::masked::MaskedSecretKey<.*>>::(decrypt|keygen|share)::<.*>",
         r"rblwe::cca::(keygen|keygen_masked)::<.*>",
         r"rblwe::cpa::decrypt::<.*ConstantTime.*>|rblwe::cpa::decrypt::<.*Config<true, .*>",

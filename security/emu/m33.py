@@ -12,7 +12,7 @@ leakage traces). It follows /work/shared/SECURITY-TOOLS.md section 2 (Unicorn 2.
   collected in `M33.output`;
 * symbols come from .symtab with their demangled names (Rust legacy and v0 manglings, via
   binutils' c++filt; the crate hashes are dropped), so a caller can ask for
-  `rblwe::cca::decrypt::<rblwe::params::Set1, ...>` by substring;
+  `rblwe::cca::decrypt_reporting_output::<rblwe::params::Set1, ...>` by substring;
 * `call(fn, *args)` runs one function with AAPCS arguments (integers or addresses of
   buffers placed in RAM with `alloc`/`put`) and a sentinel return address, bounded by an
   instruction count; crashes (unmapped access, invalid instruction, any exception other than
@@ -26,7 +26,7 @@ leakage traces). It follows /work/shared/SECURITY-TOOLS.md section 2 (Unicorn 2.
 API (kept stable; other parts of security/ build on it):
 
     m = M33(elf_path)                      # load
-    f = m.symbol("rblwe::cca::decrypt::<rblwe::params::Set1")   # Symbol(name, addr, size, ...)
+    f = m.symbol("rblwe::cca::decrypt_reporting_output::<rblwe::params::Set1")  # Symbol(name, addr, size, ...)
     buf = m.put(b"...")                    # copy bytes into scratch RAM, get the address
     out = m.alloc(32)                      # zeroed scratch buffer
     r0 = m.call(f, buf, 32, out)           # or m.call(0x1000_1234, ...)

@@ -30,7 +30,9 @@ firmware (HKDF-SHA256 / SHA-256 from the specification in cca.rs):
   detected+erased    an error was returned and the output buffer holds nothing from the
                      decryption (erased to zero, or still the caller's previous content)
   implicit rejection valid ciphertext -> its rejection value (safe: availability only)
-  crash/hang         CPU exception, unmapped access, panic/exit, or 2x the fault-free length
+  crash/hang         CPU exception, unmapped access, panic/exit, 2x the fault-free length, or
+                     a status code the entry point has no path to return (control flow
+                     diverted, e.g. a flipped return address)
   error, not erased  an error was returned but the output holds data      (failure)
   silent corruption  Ok with an output that is none of the above           (failure)
   forgery released   tampered ciphertext -> (part of) its candidate plaintext (failure)
@@ -92,7 +94,7 @@ CPA_TARGET = ""
 def set_config(name: str) -> str:
     global TARGET, CPA_TARGET
     entry, cfg = CONFIGS[name]
-    TARGET = (f"rblwe::cca::decrypt::<rblwe::params::Set1, rblwe::config::Config<{cfg}>, "
+    TARGET = (f"rblwe::cca::decrypt_reporting_output::<rblwe::params::Set1, rblwe::config::Config<{cfg}>, "
               "rblwe::cpa::SecretKey<rblwe::params::Set1>, rblwe_m33::trng::SimTrng, 6144>")
     if name == "unhardened":
         # Its only caller is the entry point, into which LTO inlines it; the regions still
@@ -100,6 +102,9 @@ def set_config(name: str) -> str:
         TARGET = entry
     CPA_TARGET = f"rblwe::cpa::decrypt::<rblwe::params::Set1, rblwe::config::Config<{cfg}>>"
     return entry
+# The status codes fault_entry.rs returns (OK, FAULT_DETECTED, INVALID_KEY, OTHER_ERROR,
+# BAD_KEY_BYTES, BAD_CIPHERTEXT_BYTES).
+ENTRY_STATUSES = {0, 1, 2, 3, 16, 17}
 OUT_FILL = 0xEE  # the output buffer's content before each run (differs from all references)
 
 CLASSES = ["correct", "detected+erased", "implicit rejection", "crash/hang",
@@ -484,6 +489,10 @@ def classify(st: Setup, ct: str, result) -> tuple[str, str]:
         return "crash/hang", f"{type(result).__name__}: {result}"[:80]
     status, data, check = result
     ref = st.refs[ct]
+    if status not in ENTRY_STATUSES:
+        # No path of the entry point returns this: control flow was diverted (e.g. a flipped
+        # return address landing elsewhere in the caller), like a crash.
+        return "crash/hang", f"undefined status {status:#x}"
     if status != 0:
         # Nothing released: the buffer is erased, or still holds what the caller put there.
         untouched = all(b in (0, OUT_FILL) for b in data)
@@ -602,6 +611,55 @@ def plan(trace: array, regions: list[str], static: dict[int, Static], counters: 
     return trials
 
 
+def replay_trials(path: str, outcomes: str) -> list[Trial]:
+    """Trials recorded by an earlier run (--json), selected by outcome, to run again (on the
+    same image, or a rebuilt one whose golden trace has the same length up to the site)."""
+    with open(path) as f:
+        data = json.load(f)
+    records = data["trials"] if isinstance(data, dict) else data
+    want = {x.strip() for x in re.split(r"[;]|,(?! not)", outcomes) if x.strip()}
+    keys = ("model", "group", "index", "region", "ct", "reg", "bit")
+    return [Trial(**{k: r[k] for k in keys}) for r in records if r.get("outcome", "") in want]
+
+
+def sweep_selector(spec: str):
+    """A predicate on (trace index, trace length, address) from "a,b,c-d,first:N,last:N":
+    hex addresses (c-d: a range, every execution), or the first / last N dynamic
+    instructions of the target (its prologue / epilogue, robust to a rebuilt image)."""
+    addrs, ranges, first, last = set(), [], 0, 0
+    for part in spec.split(","):
+        if part.startswith("first:"):
+            first = max(first, int(part[6:]))
+        elif part.startswith("last:"):
+            last = max(last, int(part[5:]))
+        else:
+            lo, _, hi = part.partition("-")
+            ranges.append((int(lo, 16), int(hi or lo, 16)))
+    return lambda k, n, a: k < first or k >= n - last or any(lo <= a <= hi for lo, hi in ranges)
+
+
+def sweep_trials(spec: str, golden: dict, static: dict[int, Static],
+                 regions: dict[str, list[str]]) -> list[Trial]:
+    """Every single fault at the selected instructions: skip, each bit of each register read,
+    each of N/Z/C/V, zeroing of the destination; for every ciphertext."""
+    selected = sweep_selector(spec)
+    out = []
+    for ct, (trace, _) in golden.items():
+        for k, a in enumerate(trace):
+            if not selected(k, len(trace), a):
+                continue
+            s, region = static.get(a), regions[ct][k]
+            out.append(Trial("skip", "instruction", k, region, ct))
+            for r in (s.reads if s else []):
+                out.extend(Trial("regflip", "read register", k, region, ct, reg=r, bit=b) for b in range(32))
+            out.extend(Trial("flagflip", f, k, region, ct) for f in "NZCV")
+            if s and s.writes and k + 1 < len(trace):
+                out.append(Trial("zero", "destination", k + 1, regions[ct][k + 1], ct, reg=s.writes[0]))
+    if not out:
+        raise SystemExit("--sweep: nothing selected in the golden traces")
+    return out
+
+
 def sites_of(trace: array, regions: list[str]) -> dict[str, set]:
     out: dict[str, set] = defaultdict(set)
     for addr, r in zip(trace, regions):
@@ -621,6 +679,16 @@ def main() -> int:
     ap.add_argument("--max-trials", type=int, default=0, help="keep a random subset of this size")
     ap.add_argument("--regions", default="", help="comma-separated regions to keep (default all)")
     ap.add_argument("--plan-only", action="store_true", help="print the planned trials per model and stop")
+    ap.add_argument("--replay", default="",
+                    help="run only these trials: a JSON file of trial records (a campaign's --json "
+                         "output, or a list of records) whose outcome is one of --replay-outcomes")
+    ap.add_argument("--replay-outcomes", default="silent corruption,forgery released,error, not erased",
+                    help="with --replay: the outcomes to select, separated by ';' or ',' (default: the failures)")
+    ap.add_argument("--sweep", default="",
+                    help="instead of the plan: every fault (a skip, each bit of each register read, "
+                         "each flag, zeroing) at the selected instructions, for every ciphertext: hex "
+                         "addresses or lo-hi ranges (every execution), first:N / last:N (the first / last "
+                         "N instructions of the target's run), comma-separated")
     a = ap.parse_args()
     t0 = time.time()
     st = build(a.elf, set_config(a.config))
@@ -639,6 +707,12 @@ def main() -> int:
     trials = (plan(golden["valid"][0], regions_valid, static, counters, a.short, rng, ["valid"]) +
               plan(golden["tampered-c3"][0], regions_tampered, static, counters, a.short, rng,
                    ["tampered-c3", "tampered-c4"]))
+    if a.replay:
+        trials = replay_trials(a.replay, a.replay_outcomes)
+    if a.sweep:
+        trials = sweep_trials(a.sweep, golden, static,
+                              {"valid": regions_valid, "tampered-c3": regions_tampered,
+                               "tampered-c4": regions_tampered})
     if a.regions:
         keep = set(a.regions.split(","))
         trials = [t for t in trials if t.region in keep]
@@ -682,7 +756,11 @@ def main() -> int:
         else:
             t.outcome, t.check = classify(st, t.ct, res)
         done.append(t)
-        if t.outcome in ("silent corruption", "forgery released", "error, not erased", "not injected"):
+        if a.replay or a.sweep:
+            detail = (f"status {res[0]} out {res[1].hex()}" if isinstance(res, tuple) else str(res)[:60])
+            print(f"  {t.outcome}: {t.model}/{t.group} {t.ct} index={t.index} {t.addr:#x} {t.insn} "
+                  f"reg={t.reg} bit={t.bit} {t.check} | {detail}", flush=True)
+        elif t.outcome in ("silent corruption", "forgery released", "error, not erased", "not injected"):
             print(f"  {t.outcome}: {t.model}/{t.group} {t.ct} region={t.region} index={t.index} "
                   f"{t.addr:#x} {t.insn} reg={t.reg} bit={t.bit} {t.check}", flush=True)
         if (n + 1) % 1000 == 0:

@@ -111,7 +111,9 @@ def main() -> int:
               "`fault_entry_decrypt_set1` (the instance the firmware tests run). Emulator: Unicorn "
               "2.1.4 (security/emu/m33.py). Fault-free run: "
               f"{hard['golden_instructions']:,} instructions from the first to the last "
-              "instruction of `cca::decrypt` (callees included).")
+              "instruction of `cca::decrypt_reporting_output` (callees included; the public "
+              "`cca::decrypt` is inlined into the entry point and adds only the caller-side "
+              "output-address check after the return, which is not faulted).")
     md.append("")
     md.append("One fault per run: an instruction skip, a bit flip in a register the instruction reads, "
               "a flip of N, Z, C or V, or zeroing of the register an instruction wrote (groups: "

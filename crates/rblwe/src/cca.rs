@@ -39,6 +39,7 @@ const LABEL_G: &[u8] = b"zeppelin-rblwe/v1/G/message-mask";
 const LABEL_COINS: &[u8] = b"zeppelin-rblwe/v1/H/coins";
 const LABEL_TAG: &[u8] = b"zeppelin-rblwe/v1/HH/tag";
 const LABEL_REJECT: &[u8] = b"zeppelin-rblwe/v1/R/implicit-rejection";
+const LABEL_KEY_BINDING: &[u8] = b"zeppelin-rblwe/v1/H/secret-key-binding";
 /// The token the decryption stores after its last check (not 0 or all-ones, which single
 /// faults produce easily).
 const COMPLETED: u32 = 0x5a3c_96e1;
@@ -103,16 +104,48 @@ impl<P: ParamSet> CcaPublicKey<P> {
 
 /// A CCA2 secret key: a CPA decryptor `K` (plain [`SecretKey`] or [`MaskedSecretKey`]),
 /// the public key for re-encryption, and the implicit-rejection secret `z`.
+///
+/// It also holds `H(z, H(pk))`, computed when it is made: with fault hardening the
+/// decryption recomputes it at the end, so that a decryption pointed at other memory as the
+/// key (one bit flipped in the pointer before any copy of it exists, seen in the emulated
+/// campaign, security/fault) reports a fault instead of an implicit rejection under a
+/// garbage `z`.
 pub struct CcaSecretKey<P: ParamSet, K: CpaDecryptor<P> = SecretKey<P>> {
     key: K,
     pk: PublicKey<P>,
     hpk: [u8; 32],
     z: [u8; 32],
+    binding: [u8; 32],
 }
 
 impl<P: ParamSet, K: CpaDecryptor<P>> Drop for CcaSecretKey<P, K> {
     fn drop(&mut self) {
         self.z.zeroize();
+        self.binding.zeroize();
+    }
+}
+
+/// `H(z, H(pk))` of a secret key (see [`CcaSecretKey`]).
+fn key_binding<P: ParamSet>(z: &[u8; 32], hpk: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(LABEL_KEY_BINDING);
+    h.update(P::NAME.as_bytes());
+    h.update(z);
+    h.update(hpk);
+    h.finalize().into()
+}
+
+impl<P: ParamSet, K: CpaDecryptor<P>> CcaSecretKey<P, K> {
+    /// The only constructor from parts: the binding is always that of `z` and `hpk`.
+    fn assemble(key: K, pk: PublicKey<P>, hpk: [u8; 32], z: [u8; 32]) -> Self {
+        let binding = key_binding::<P>(&z, &hpk);
+        Self {
+            key,
+            pk,
+            hpk,
+            z,
+            binding,
+        }
     }
 }
 
@@ -151,12 +184,9 @@ impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
         let mut zz = [0u8; 32];
         zz.copy_from_slice(z);
         let hpk = hash_public_key(&pk);
-        Ok(Self {
-            key,
-            pk,
-            hpk,
-            z: zz,
-        })
+        let sk = Self::assemble(key, pk, hpk, zz);
+        zz.zeroize();
+        Ok(sk)
     }
 
     /// The same key with its secret split into fresh arithmetic shares (masked decryption).
@@ -169,6 +199,7 @@ impl<P: ParamSet> CcaSecretKey<P, SecretKey<P>> {
             pk: self.pk.clone(),
             hpk: self.hpk,
             z: self.z,
+            binding: self.binding,
         })
     }
 }
@@ -184,11 +215,19 @@ impl<P: ParamSet, K: CpaDecryptor<P>> CcaSecretKey<P, K> {
 }
 
 /// A CCA2 ciphertext `(c1, c2, c3, c4)`: `n + n + n/8 + n/8` bytes.
+///
+/// It also holds its digest `H(C)`, computed once when it is made (parsed or encrypted) and
+/// not serialized: a binding that travels with the bytes. The hardened decryption derives
+/// the rejection value from the bytes inside and again from this digest outside; a
+/// decryption that was pointed at other memory (one bit flipped in the pointer, seen in the
+/// emulated campaign, security/fault), or whose ciphertext bytes changed since they were
+/// read, then gets two different values and reports a fault.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct CcaCiphertext<P: ParamSet> {
     ct: Ciphertext<P>,
     c3: P::Bits,
     c4: P::Bits,
+    digest: [u8; 32],
 }
 
 impl<P: ParamSet> CcaCiphertext<P> {
@@ -216,16 +255,26 @@ impl<P: ParamSet> CcaCiphertext<P> {
         let mut c4 = P::Bits::zeroed();
         c3.as_mut().copy_from_slice(&bytes[2 * n..2 * n + b]);
         c4.as_mut().copy_from_slice(&bytes[2 * n + b..]);
-        Ok(Self {
-            ct: Ciphertext {
-                c1: read_poly::<P>("CCA ciphertext (c1)", &bytes[..n])?,
-                c2: read_poly::<P>("CCA ciphertext (c2)", &bytes[n..2 * n])?,
-            },
-            c3,
-            c4,
-        })
+        let ct = Ciphertext {
+            c1: read_poly::<P>("CCA ciphertext (c1)", &bytes[..n])?,
+            c2: read_poly::<P>("CCA ciphertext (c2)", &bytes[n..2 * n])?,
+        };
+        Ok(Self::with_digest(ct, c3, c4))
     }
 
+    /// The only constructor: the digest is always `H` of the parts.
+    fn with_digest(ct: Ciphertext<P>, c3: P::Bits, c4: P::Bits) -> Self {
+        let mut out = Self {
+            ct,
+            c3,
+            c4,
+            digest: [0; 32],
+        };
+        out.digest = out.hash();
+        out
+    }
+
+    /// `H(C)` over the bytes as they are now (the stored digest is `H` as they were made).
     fn hash(&self) -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(LABEL_HCT);
@@ -265,15 +314,14 @@ fn finish_keygen<P: ParamSet, K: CpaDecryptor<P>, R: CryptoRngCore, const CAP: u
     let mut z = [0u8; 32];
     pool.fill(&mut z)?; // on failure `key` is dropped (and zeroized)
     let hpk = hash_public_key(&pk);
-    let sk = CcaSecretKey {
-        key,
-        pk: pk.clone(),
-        hpk,
-        z,
-    };
+    let sk = CcaSecretKey::assemble(key, pk.clone(), hpk, z);
     z.zeroize();
     Ok((CcaPublicKey { pk, hpk }, sk))
 }
+
+/// A ciphertext's parts `((c1, c2), c3, c4)` without its digest (what re-encryption
+/// compares; only [`CcaCiphertext::with_digest`] makes a ciphertext of them).
+type CiphertextParts<P> = (Ciphertext<P>, <P as ParamSet>::Bits, <P as ParamSet>::Bits);
 
 /// Deterministic part of encryption: everything after `v` is drawn.
 fn encrypt_derand<P: ParamSet, C: Countermeasures>(
@@ -281,7 +329,7 @@ fn encrypt_derand<P: ParamSet, C: Countermeasures>(
     hpk: &[u8; 32],
     message: &[u8],
     v: &P::Bits,
-) -> Result<CcaCiphertext<P>, Error> {
+) -> Result<CiphertextParts<P>, Error> {
     let b = P::N / 8;
     let mut coins = [P::Bits::zeroed(); 3];
     let mut stream = [0u8; 3 * 64];
@@ -313,7 +361,7 @@ fn encrypt_derand<P: ParamSet, C: Countermeasures>(
             ],
             c4.as_mut(),
         )?;
-        Ok(CcaCiphertext { ct, c3, c4 })
+        Ok((ct, c3, c4))
     })();
     stream.zeroize();
     for e in coins.iter_mut() {
@@ -331,7 +379,8 @@ pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usi
     check_len("message", message, P::BITS_BYTES)?;
     let mut v = P::Bits::zeroed();
     let result = match pool.fill(v.as_mut()) {
-        Ok(()) => encrypt_derand::<P, C>(&pk.pk, &pk.hpk, message, &v),
+        Ok(()) => encrypt_derand::<P, C>(&pk.pk, &pk.hpk, message, &v)
+            .map(|(ct, c3, c4)| CcaCiphertext::with_digest(ct, c3, c4)),
         Err(e) => Err(e),
     };
     v.as_mut().zeroize();
@@ -347,6 +396,13 @@ pub fn encrypt<P: ParamSet, C: Countermeasures, R: CryptoRngCore, const CAP: usi
 /// (masks derived again, another formula, reverse order, loop-completion counter), and
 /// cross-checked, so a skipped store or loop or a corrupted mask or byte is detected rather
 /// than silently releasing a corrupted output. Errors erase `out`.
+///
+/// Inlined into the caller, so that with fault hardening the output's address the
+/// decryption reports having written to is checked against the caller's own: a bit flipped
+/// in the `out` pointer register at the decryption's first instruction that reads it (seen
+/// in the emulated campaign, security/fault) reaches every use inside, and only code that
+/// holds its own copy of the pointer can notice that `out` was never written.
+#[inline(always)]
 pub fn decrypt<
     P: ParamSet,
     C: Countermeasures,
@@ -359,7 +415,62 @@ pub fn decrypt<
     pool: &mut EntropyPool<R, CAP>,
     out: &mut [u8],
 ) -> Result<(), Error> {
-    check_len("message output buffer", out, P::BITS_BYTES)?;
+    // The caller's own copy of the address, in memory across the call (the barrier lets the
+    // slot escape: it is stored before the call and read back after), not in a register
+    // that the decryption saves and restores, where a fault inside would reach it too.
+    let expected = [out.as_ptr() as usize];
+    black_box(&expected);
+    let mut written_to = 0usize;
+    let result = decrypt_reporting_output::<P, C, K, R, CAP>(sk, ct, pool, out, &mut written_to);
+    if C::FAULT_HARDENING && black_box(written_to) != black_box(&expected)[0] {
+        // The decryption wrote (and, on an error, erased) somewhere else: `out` holds
+        // whatever the caller left there. Erased, so that stale data is not mistaken for a
+        // message; the stray copy at the other address cannot be erased safely from here.
+        out.zeroize();
+        return Err(Error::FaultDetected {
+            check: "output address at the caller",
+        });
+    }
+    result
+}
+
+/// [`decrypt`] proper; `written_to` receives the address of the output buffer it wrote to
+/// (and, on an error, erased), read at its very end.
+fn decrypt_reporting_output<
+    P: ParamSet,
+    C: Countermeasures,
+    K: CpaDecryptor<P>,
+    R: CryptoRngCore,
+    const CAP: usize,
+>(
+    sk: &mut CcaSecretKey<P, K>,
+    ct: &CcaCiphertext<P>,
+    pool: &mut EntropyPool<R, CAP>,
+    out: &mut [u8],
+    written_to: &mut usize,
+) -> Result<(), Error> {
+    // Simulated pointer faults (fault-sim only; `hit` is a constant false otherwise):
+    // other bytes under the same digest, another output buffer.
+    let mut stray_out = P::Bits::zeroed();
+    let redirected_ct;
+    let (ct, out): (&CcaCiphertext<P>, &mut [u8]) = if fault::hit(Fault::RedirectCiphertext) {
+        let mut other = ct.clone();
+        other.c3.as_mut()[0] ^= 0x80;
+        redirected_ct = other;
+        (&redirected_ct, out)
+    } else if fault::hit(Fault::RedirectOutput) && out.len() == P::BITS_BYTES {
+        (ct, stray_out.as_mut())
+    } else {
+        (ct, out)
+    };
+    if let Err(e) = check_len("message output buffer", out, P::BITS_BYTES) {
+        *written_to = out.as_ptr() as usize;
+        return Err(e);
+    }
+    let redirect_key = fault::hit(Fault::RedirectSecretKey);
+    if redirect_key {
+        sk.z[0] ^= 1;
+    }
     // The decryption works on copies of `sk` and `ct` taken through value barriers, so that
     // the originals here stay in registers or slots of their own: a single fault on a
     // pointer register inside (seen in the emulated campaign, security/fault: a skipped
@@ -388,12 +499,14 @@ pub fn decrypt<
     }
     if C::FAULT_HARDENING && result.is_ok() {
         // Ciphertext and key binding: the rejection value `R(z, H(C))` that the
-        // decryption derived before anything else, against one derived again here from
-        // the caller's `sk` and `ct`. A wrong pointer to C or z, or C or z changed by a
-        // stray store during the decryption, gives another value: the output would then be
-        // a valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
+        // decryption derived from the bytes before anything else, against one derived
+        // here from the caller's `sk` and the digest `ct` carries (made with `ct`, not
+        // recomputed). A wrong pointer to C or z (even one every use shares: a flip of
+        // the argument register before any copy exists), or C or z changed by a stray
+        // store during the decryption, gives another value: the output would then be a
+        // valid-looking but wrong `Ok` (a silent corruption), so it is a detected fault.
         let mut reject_again = P::Bits::zeroed();
-        result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.hash()], reject_again.as_mut());
+        result = kdf::<P>(LABEL_REJECT, &[&sk.z, &ct.digest], reject_again.as_mut());
         // An inline fold rather than cpa::diff_*: those calls mark the ciphertext
         // comparisons and the output cross-check for the binary check (security/cca-branch).
         let mismatch = reject
@@ -407,6 +520,20 @@ pub fn decrypt<
             });
         }
         reject_again.as_mut().zeroize();
+        // Secret key binding: `z` and `H(pk)` as read now against the binding made with the
+        // key. A pointer to other memory as the key, shared by every use (a flip of the
+        // argument register before any copy exists), reads a `z` that matches nothing.
+        let mut binding_again = key_binding::<P>(&sk.z, &sk.hpk);
+        let key_mismatch = binding_again
+            .iter()
+            .zip(sk.binding.iter())
+            .fold(0u8, |d, (x, y)| d | (x ^ y));
+        binding_again.zeroize();
+        if result.is_ok() && black_box(key_mismatch) != 0 {
+            result = Err(Error::FaultDetected {
+                check: "secret key binding",
+            });
+        }
     }
     reject.as_mut().zeroize();
     // The barrier hides from the optimiser that the erase path only runs on an error: a
@@ -418,11 +545,15 @@ pub fn decrypt<
         // reload): the compiler would otherwise reuse the possibly faulted discriminant,
         // and `Err(e)` of an Ok result is, with the niche layout, still Ok.
         if black_box(&result).is_ok() {
-            return Err(Error::FaultDetected {
+            result = Err(Error::FaultDetected {
                 check: "output erasure on an Ok result",
             });
         }
     }
+    if redirect_key {
+        sk.z[0] ^= 1;
+    }
+    *written_to = black_box(out.as_ptr() as usize);
     result
 }
 
@@ -459,13 +590,14 @@ fn decrypt_inner<
         for (m, c) in candidate.as_mut().iter_mut().zip(ct.c3.as_ref()) {
             *m ^= c;
         }
-        let again = encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
+        let (again_ct, again_c3, again_c4) =
+            encrypt_derand::<P, C>(&sk.pk, &sk.hpk, candidate.as_ref(), &v)?;
 
         let parts = [
-            (ct.ct.c1.as_ref(), again.ct.c1.as_ref()),
-            (ct.ct.c2.as_ref(), again.ct.c2.as_ref()),
-            (ct.c3.as_ref(), again.c3.as_ref()),
-            (ct.c4.as_ref(), again.c4.as_ref()),
+            (ct.ct.c1.as_ref(), again_ct.c1.as_ref()),
+            (ct.ct.c2.as_ref(), again_ct.c2.as_ref()),
+            (ct.c3.as_ref(), again_c3.as_ref()),
+            (ct.c4.as_ref(), again_c4.as_ref()),
         ];
         let mut forward = 0u32;
         for (x, y) in parts.iter() {
@@ -568,5 +700,5 @@ pub fn secret_key_from_parts<P: ParamSet>(
     z: [u8; 32],
 ) -> CcaSecretKey<P, SecretKey<P>> {
     let hpk = hash_public_key(&pk);
-    CcaSecretKey { key, pk, hpk, z }
+    CcaSecretKey::assemble(key, pk, hpk, z)
 }

@@ -35,6 +35,15 @@ pub enum Fault {
     /// CCA2 decryption: the rejection value `R(z, H(C))` comes out wrong (as from a wrong
     /// pointer to C or z, or C changed by a stray store).
     CorruptRejectionValue = 9,
+    /// CCA2 decryption: every use of the ciphertext reads other bytes (as from a bit flipped
+    /// in the `ct` pointer register before any copy of it exists).
+    RedirectCiphertext = 10,
+    /// CCA2 decryption: every use of the output buffer goes to other memory (as from a bit
+    /// flipped in the `out` pointer register before any copy of it exists).
+    RedirectOutput = 11,
+    /// CCA2 decryption: every use of the secret key reads another `z` (as from a bit flipped
+    /// in the `sk` pointer register before any copy of it exists).
+    RedirectSecretKey = 12,
 }
 
 #[cfg(feature = "fault-sim")]

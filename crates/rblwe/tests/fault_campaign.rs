@@ -82,6 +82,84 @@ fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output()
     assert_ne!(out, rejection, "without hardening: silent corruption");
     assert_ne!(out, message);
 
+    // 2c. The ciphertext pointer redirected before any copy of it exists (every use reads
+    //     other bytes): the binding check derives R(z, .) from the digest made with the
+    //     ciphertext, the decryption from the bytes it reads; they differ, so the fault is
+    //     detected and erased. Without hardening: Ok with the rejection value of other
+    //     bytes (a silent corruption for a valid ciphertext).
+    inject(Fault::RedirectCiphertext);
+    for ct in [&valid, &invalid] {
+        out = [0xEE; 32];
+        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
+        assert!(
+            matches!(
+                r,
+                Err(Error::FaultDetected {
+                    check: "ciphertext and key binding"
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(out, [0u8; 32], "output erased");
+    }
+    cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &valid, &mut pool, &mut out).unwrap();
+    assert_ne!(out, message, "without hardening: silent corruption");
+
+    // 2d. The output pointer redirected before any copy of it exists: the decryption writes
+    //     elsewhere and its own output checks pass; the caller-side check of the reported
+    //     address detects it and erases the caller's buffer. Without hardening: Ok with the
+    //     buffer never written.
+    inject(Fault::RedirectOutput);
+    for ct in [&valid, &invalid] {
+        out = [0xEE; 32];
+        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
+        assert!(
+            matches!(
+                r,
+                Err(Error::FaultDetected {
+                    check: "output address at the caller"
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(out, [0u8; 32], "output erased");
+    }
+    out = [0xEE; 32];
+    cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &valid, &mut pool, &mut out).unwrap();
+    assert_eq!(
+        out, [0xEE; 32],
+        "without hardening: Ok, output never written"
+    );
+
+    // 2e. The secret-key pointer redirected before any copy of it exists (every use reads
+    //     another z): decryption and binding check agree with each other, the key binding
+    //     made with the key does not. Without hardening: Ok with the rejection value under
+    //     another z.
+    inject(Fault::RedirectSecretKey);
+    for ct in [&valid, &invalid] {
+        out = [0xEE; 32];
+        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
+        assert!(
+            matches!(
+                r,
+                Err(Error::FaultDetected {
+                    check: "secret key binding"
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(out, [0u8; 32], "output erased");
+    }
+    cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
+    assert_ne!(out, rejection, "without hardening: silent corruption");
+    assert_ne!(out, message);
+    inject(Fault::None);
+    cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
+    assert_eq!(
+        out, rejection,
+        "the simulated fault leaves the key as it was"
+    );
+
     // 3. Zeroed secret at key generation: refused and erased; otherwise a weak key.
     inject(Fault::ZeroSecretAtKeygen);
     assert!(matches!(
