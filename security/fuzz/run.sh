@@ -89,6 +89,9 @@ nice -n 10 cargo fuzz build "${sanitizer[@]}" --fuzz-dir "$here" >"$here/build.l
     exit 1
 }
 build_secs=$((SECONDS - build_start))
+# What the binaries were built from (the fuzzed code: the crates and the targets).
+built_from=$(git -C "$repo" rev-parse --short HEAD)
+git -C "$repo" diff --quiet HEAD -- crates security/fuzz Cargo.lock || built_from+="+uncommitted"
 
 dict_for() {
     case "$1" in
@@ -159,6 +162,7 @@ run_target() {
         "$t" "${execs:-?}" "${rate:-?}" "$secs" "$files" "$bytes" "${cov:-?}" "${ft:-?}" "$result"
     echo "| \`$t\` | ${execs:-?} | ${rate:-?} | $secs | $files | $bytes | ${cov:-?} | ${ft:-?} | $result |" \
         >"$here/logs/$t.row"
+    echo "$built_from $mode" >"$here/logs/$t.built"
 
     if [[ $merge == 1 && $rc -eq 0 ]]; then
         # Fold the new inputs into the committed corpus, keeping only inputs that add
@@ -173,7 +177,7 @@ run_target() {
 }
 
 for t in "${targets[@]}"; do
-    rm -f "$here/logs/$t.row"
+    rm -f "$here/logs/$t.row" "$here/logs/$t.built"
     if [[ $mode == full && $jobs -gt 1 ]]; then
         while [[ $(jobs -rp | wc -l) -ge $jobs ]]; do wait -n || true; done
         run_target "$t" &
@@ -183,11 +187,19 @@ for t in "${targets[@]}"; do
 done
 wait
 total_secs=$((SECONDS - total_start))
+# The report covers every target, each with its last run of this form (a campaign can be
+# run in parts: `run.sh A B` then `run.sh C`); rows of other forms or missing rows fail.
+mapfile -t all_targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' "$here/Cargo.toml" | grep -v '^zeppelin-fuzz$')
 rows=()
 failed=0
-for t in "${targets[@]}"; do
+for t in "${all_targets[@]}"; do
     row=$(cat "$here/logs/$t.row" 2>/dev/null || echo "| \`$t\` | ? | ? | ? | ? | ? | ? | ? | FAIL (no result) |")
-    rows+=("$row")
+    read -r commit form < <(cat "$here/logs/$t.built" 2>/dev/null || echo "? ?")
+    if [[ $form != "$mode" ]]; then
+        row="${row% |} (last run: ${form} form) |"
+        failed=1
+    fi
+    rows+=("$row $commit |")
     [[ $row == *"| pass |" ]] || failed=1
 done
 
@@ -199,7 +211,7 @@ done
     fi
     echo
     echo "cargo-fuzz $(cargo fuzz --version | awk '{print $2}') (libFuzzer), $(rustc --version | awk '{print $1, $2}')" \
-        "${RUSTC_BOOTSTRAP:+with RUSTC_BOOTSTRAP=1 for -Zsanitizer=address}; run on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$repo" rev-parse --short HEAD)."
+        "${RUSTC_BOOTSTRAP:+with RUSTC_BOOTSTRAP=1 for -Zsanitizer=address}; report written $(date -u '+%Y-%m-%d %H:%M UTC') at commit $(git -C "$repo" rev-parse --short HEAD). Each row is its target's last run of this form; \"built from\" is the commit its binary was built from."
     [[ -n $max_seconds && $mode == full ]] && flag+=" --max-seconds $max_seconds"
     [[ $runs != 10000000 && $mode == full ]] && flag+=" --runs $runs"
     [[ $jobs != 1 && $mode == full ]] && flag+=" --jobs $jobs"
@@ -207,8 +219,8 @@ done
     echo "Limits per input: \`${limits[*]}\`$([[ $mode == full ]] && echo ' (without a sanitizer libFuzzer cannot enforce -malloc_limit_mb; -rss_limit_mb holds)'); dictionaries in \`security/fuzz/dict/\`."
     echo "Corpus = committed \`security/fuzz/corpus/<target>\` plus this run's new inputs."
     echo
-    echo "| target | executions | exec/s | seconds | corpus files | corpus bytes | cov | ft | result |"
-    echo "|---|---|---|---|---|---|---|---|---|"
+    echo "| target | executions | exec/s | seconds | corpus files | corpus bytes | cov | ft | result | built from |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
     echo
     if [[ $failed == 0 ]]; then
