@@ -5,6 +5,7 @@
 #   bash security/run.sh --short   short forms (what CI runs)
 #   bash security/run.sh [--short] --only PART...   run those parts only, then assemble the
 #                                  report from every part's last recorded run
+#   bash security/run.sh [--short] --assemble       run nothing, only assemble the report
 # Run after the firmware images are built (firmware/m55/run.sh, firmware/m33/run.sh).
 # Exits non-zero when any part fails its goal; every part runs regardless. Each part's
 # outcome is kept in reports/security/<part>.status (form, exit status, seconds, commit), so
@@ -13,11 +14,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 form=full
 only=()
+assemble=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --short) form=short ;;
     --only) shift; only=("$@"); break ;;
-    *) echo "usage: security/run.sh [--short] [--only PART...]" >&2; exit 2 ;;
+    --assemble) assemble=1 ;;
+    *) echo "usage: security/run.sh [--short] [--only PART... | --assemble]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -37,6 +40,7 @@ if [ ${#only[@]} -gt 0 ]; then
   done
   run=("${only[@]}")
 fi
+[ $assemble = 1 ] && run=()
 commit=$(git rev-parse --short HEAD)$(git diff --quiet || echo '+uncommitted')
 for p in "${run[@]}"; do
   echo "== security: $p ($form) =="
