@@ -90,8 +90,8 @@ nice -n 10 cargo fuzz build "${sanitizer[@]}" --fuzz-dir "$here" >"$here/build.l
 }
 build_secs=$((SECONDS - build_start))
 # What the binaries were built from (the fuzzed code: the crates and the targets).
-built_from=$(git -C "$repo" rev-parse --short HEAD)
-git -C "$repo" diff --quiet HEAD -- crates security/fuzz Cargo.lock || built_from+="+uncommitted"
+built_from=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$repo" diff --quiet HEAD -- crates security/fuzz Cargo.lock 2>/dev/null || built_from+="+uncommitted"
 
 dict_for() {
     case "$1" in
