@@ -197,7 +197,6 @@ for t in "${all_targets[@]}"; do
     read -r commit form < <(cat "$here/logs/$t.built" 2>/dev/null || echo "? ?")
     if [[ $form != "$mode" ]]; then
         row="${row% |} (last run: ${form} form) |"
-        failed=1
     fi
     rows+=("$row $commit |")
     [[ $row == *"| pass |" ]] || failed=1

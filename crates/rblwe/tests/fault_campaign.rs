@@ -9,6 +9,23 @@ use rblwe::cpa;
 use rblwe::fault::{inject, Fault};
 use rblwe::{ConstantTime, EntropyPool, Error, Hardened, KatEntropy, PublicParameter, Set1};
 
+/// Hardened decryption of `ct` under the injected fault must report exactly `check` and
+/// leave the output erased (it starts filled with 0xEE).
+fn assert_detected_and_erased(
+    sk: &mut cca::CcaSecretKey<Set1>,
+    ct: &CcaCiphertext<Set1>,
+    pool: &mut EntropyPool<KatEntropy, 1024>,
+    check: &str,
+) {
+    let mut out = [0xEE; 32];
+    let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(sk, ct, pool, &mut out);
+    assert!(
+        matches!(r, Err(Error::FaultDetected { check: c }) if c == check),
+        "expected {check}: {r:?}"
+    );
+    assert_eq!(out, [0u8; 32], "output erased");
+}
+
 #[test]
 fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output() {
     let a = PublicParameter::<Set1>::from_seed(&[0x11; 32]);
@@ -65,18 +82,7 @@ fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output()
     //     with a value that is neither the message nor R(z, H(C)).
     inject(Fault::CorruptRejectionValue);
     for ct in [&valid, &invalid] {
-        out = [0xEE; 32];
-        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
-        assert!(
-            matches!(
-                r,
-                Err(Error::FaultDetected {
-                    check: "ciphertext and key binding"
-                })
-            ),
-            "{r:?}"
-        );
-        assert_eq!(out, [0u8; 32], "output erased");
+        assert_detected_and_erased(&mut sk, ct, &mut pool, "ciphertext and key binding");
     }
     cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
     assert_ne!(out, rejection, "without hardening: silent corruption");
@@ -89,18 +95,7 @@ fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output()
     //     bytes (a silent corruption for a valid ciphertext).
     inject(Fault::RedirectCiphertext);
     for ct in [&valid, &invalid] {
-        out = [0xEE; 32];
-        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
-        assert!(
-            matches!(
-                r,
-                Err(Error::FaultDetected {
-                    check: "ciphertext and key binding"
-                })
-            ),
-            "{r:?}"
-        );
-        assert_eq!(out, [0u8; 32], "output erased");
+        assert_detected_and_erased(&mut sk, ct, &mut pool, "ciphertext and key binding");
     }
     cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &valid, &mut pool, &mut out).unwrap();
     assert_ne!(out, message, "without hardening: silent corruption");
@@ -111,18 +106,7 @@ fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output()
     //     buffer never written.
     inject(Fault::RedirectOutput);
     for ct in [&valid, &invalid] {
-        out = [0xEE; 32];
-        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
-        assert!(
-            matches!(
-                r,
-                Err(Error::FaultDetected {
-                    check: "output address at the caller"
-                })
-            ),
-            "{r:?}"
-        );
-        assert_eq!(out, [0u8; 32], "output erased");
+        assert_detected_and_erased(&mut sk, ct, &mut pool, "output address at the caller");
     }
     out = [0xEE; 32];
     cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &valid, &mut pool, &mut out).unwrap();
@@ -137,18 +121,7 @@ fn simulated_faults_never_release_unauthenticated_or_silently_corrupted_output()
     //     another z.
     inject(Fault::RedirectSecretKey);
     for ct in [&valid, &invalid] {
-        out = [0xEE; 32];
-        let r = cca::decrypt::<Set1, Hardened, _, _, 1024>(&mut sk, ct, &mut pool, &mut out);
-        assert!(
-            matches!(
-                r,
-                Err(Error::FaultDetected {
-                    check: "secret key binding"
-                })
-            ),
-            "{r:?}"
-        );
-        assert_eq!(out, [0u8; 32], "output erased");
+        assert_detected_and_erased(&mut sk, ct, &mut pool, "secret key binding");
     }
     cca::decrypt::<Set1, ConstantTime, _, _, 1024>(&mut sk, &invalid, &mut pool, &mut out).unwrap();
     assert_ne!(out, rejection, "without hardening: silent corruption");

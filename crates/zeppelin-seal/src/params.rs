@@ -259,22 +259,19 @@ impl SealContext {
     /// # Ok::<(), zeppelin_seal::SealError>(())
     /// ```
     pub fn level_ntt(&self, level: &Level) -> Result<&RnsNtt> {
-        let index = self
+        let (known, cell) = self
             .levels
             .iter()
-            .position(|l| l.parms_id == level.parms_id)
+            .zip(&self.ntt.0)
+            .find(|(l, _)| l.parms_id == level.parms_id)
             .ok_or(SealError::UnknownParmsId {
                 what: "NTT tables",
                 found: level.parms_id,
             })?;
-        let cell = self.ntt.0.get(index).ok_or(SealError::UnknownParmsId {
-            what: "NTT tables",
-            found: level.parms_id,
-        })?;
         if let Some(ntt) = cell.get() {
             return Ok(ntt);
         }
-        let built = RnsNtt::new(&self.levels[index].coeff_modulus, self.n())?;
+        let built = RnsNtt::new(&known.coeff_modulus, self.n())?;
         Ok(cell.get_or_init(|| built))
     }
 
