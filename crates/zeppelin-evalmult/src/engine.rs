@@ -24,7 +24,7 @@
 use std::cell::RefCell;
 
 use rayon::prelude::*;
-use zeppelin_ring::{DefaultBackend, NttBackend, RingError, RnsKernels, ShoupTable};
+use zeppelin_ring::{DefaultBackend, NttBackend, RingError, RnsKernels};
 
 use crate::context::{first_unreduced, Ciphertext, RelinKey, RnsContext};
 use crate::error::{CiphertextId, EvalMultError, Factor, Input, Result};
@@ -160,9 +160,6 @@ pub struct Engine {
     key_a: Vec<u32>,
     /// Same for `b`.
     key_b: Vec<u32>,
-    /// Per tower: the forward twiddles with their Shoup companions, for the digits'
-    /// transforms.
-    forward: Vec<ShoupTable>,
     options: EngineOptions,
     /// The arithmetic backend, chosen once at construction.
     backend: DefaultBackend,
@@ -218,14 +215,10 @@ impl Engine {
             group: options.group.max(1),
             block: options.block.clamp(1, n),
         };
-        let forward = (0..towers)
-            .map(|k| ShoupTable::new(&ctx.table(k)))
-            .collect();
         Ok(Self {
             ctx,
             key_a,
             key_b,
-            forward,
             options,
             backend,
         })
@@ -417,7 +410,7 @@ impl Engine {
                                 m,
                                 digit,
                             )?;
-                            self.backend.forward_shoup(&self.forward[k], digit)?;
+                            self.backend.forward(&self.ctx.table(k), digit)?;
                         }
                     }
                 }

@@ -9,8 +9,8 @@
 //!   map, see [`ntt`]).
 //! - One backend layer, three traits with no default methods:
 //!   - [`NttBackend`]: forward and inverse NTT, the three pointwise products;
-//!   - [`RnsKernels`]: the centred lift, the key-switch multiply-accumulate and the Shoup
-//!     forward NTT of RNS servers (see [`rns`]);
+//!   - [`RnsKernels`]: the centred lift and the key-switch multiply-accumulate of RNS
+//!     servers (see [`rns`]);
 //!   - [`ClientKernels`]: the BFV client's BEHZ decryption tail and CDT scan (see
 //!     [`client`]).
 //! - The backends, one module each, each implementing all three traits (delegating to
@@ -59,8 +59,6 @@ pub use modulus::{Modulus, Mont};
 pub use ntt::{NttBackend, NttTable, NttView};
 pub use portable::Portable;
 pub use rns::RnsKernels;
-#[cfg(feature = "alloc")]
-pub use rns::ShoupTable;
 #[cfg(feature = "std")]
 pub use select::default_backend_from_env;
 pub use select::{default_backend, default_backend_named, DefaultBackend};

@@ -45,6 +45,53 @@ pub struct NttView<'a> {
     pub n_inv_mont: u32,
     /// The smallest primitive `2n`-th root of unity `ψ`, in normal form.
     pub psi: u32,
+    /// The twiddles of the Shoup kernels of the x86-64 backends (normal form with Shoup
+    /// companions). Tables built on x86-64 always carry them; elsewhere, and in a view built
+    /// by hand, `None` (the backends then run their Montgomery kernels).
+    pub shoup: Option<ShoupView<'a>>,
+}
+
+/// The twiddles of the x86-64 Shoup kernels, each beside its Shoup companion
+/// `w' = floor(w·2^32 / q)` (so that `y·w mod q` in `[0, 2q)` is `y·w − hi(y·w')·q` for any
+/// 32-bit `y`). All arrays hold `n` entries.
+///
+/// - `forward[k] = ψ^br(k)` (`k = 1..n`, index 0 unused): the Cooley–Tukey twiddles of
+///   [`NttView::forward`] in normal form.
+/// - `inverse[h + j] = ψ^(−2·j·n/(2h))` for every stage distance `h = 1, 2, .., n/2` and
+///   `j < h` (index 0 unused): the inverse runs as a decimation-in-time cyclic transform on
+///   the bit-reversed evaluations, one contiguous run of twiddles per stage.
+/// - `twist[i] = n^-1·ψ^-i`: the inverse's last pass, which undoes the negacyclic twist and
+///   scales by `n^-1` in one product.
+#[derive(Clone, Copy, Debug)]
+pub struct ShoupView<'a> {
+    /// `ψ^br(k)`.
+    pub forward: &'a [u32],
+    /// Companions of `forward`.
+    pub forward_shoup: &'a [u32],
+    /// The inverse's per-stage twiddles.
+    pub inverse: &'a [u32],
+    /// Companions of `inverse`.
+    pub inverse_shoup: &'a [u32],
+    /// `n^-1·ψ^-i`.
+    pub twist: &'a [u32],
+    /// Companions of `twist`.
+    pub twist_shoup: &'a [u32],
+}
+
+impl ShoupView<'_> {
+    /// Whether every array holds `n` entries (the x86-64 kernels read them unchecked).
+    pub fn has_degree(&self, n: usize) -> bool {
+        [
+            self.forward,
+            self.forward_shoup,
+            self.inverse,
+            self.inverse_shoup,
+            self.twist,
+            self.twist_shoup,
+        ]
+        .iter()
+        .all(|t| t.len() == n)
+    }
 }
 
 impl NttView<'_> {
@@ -132,6 +179,9 @@ pub struct NttTable<S> {
     inverse: S,
     n_inv_mont: u32,
     psi: u32,
+    /// The Shoup twiddles of the x86-64 kernels (see [`ShoupView`]), in its field order.
+    #[cfg(target_arch = "x86_64")]
+    shoup: [S; 6],
 }
 
 impl<S: AsRef<[u32]>> NttTable<S> {
@@ -145,6 +195,17 @@ impl<S: AsRef<[u32]>> NttTable<S> {
             inverse: self.inverse.as_ref(),
             n_inv_mont: self.n_inv_mont,
             psi: self.psi,
+            #[cfg(target_arch = "x86_64")]
+            shoup: Some(ShoupView {
+                forward: self.shoup[0].as_ref(),
+                forward_shoup: self.shoup[1].as_ref(),
+                inverse: self.shoup[2].as_ref(),
+                inverse_shoup: self.shoup[3].as_ref(),
+                twist: self.shoup[4].as_ref(),
+                twist_shoup: self.shoup[5].as_ref(),
+            }),
+            #[cfg(not(target_arch = "x86_64"))]
+            shoup: None,
         }
     }
 
@@ -174,13 +235,30 @@ impl<const N: usize> NttTable<[u32; N]> {
         let mut forward = [0u32; N];
         let mut inverse = [0u32; N];
         fill_twiddles(&modulus, log_n, psi, &mut forward, &mut inverse);
+        let n_inv_mont = n_inv_mont(&modulus, N);
+        #[cfg(target_arch = "x86_64")]
+        let shoup = {
+            let mut shoup = [[0u32; N]; 6];
+            let [fw, fws, iw, iws, tw, tws] = &mut shoup;
+            fill_shoup(
+                &modulus,
+                log_n,
+                &forward,
+                &inverse,
+                n_inv_mont,
+                [fw, fws, iw, iws, tw, tws],
+            );
+            shoup
+        };
         Ok(Self {
             modulus,
             log_n,
             forward,
             inverse,
-            n_inv_mont: n_inv_mont(&modulus, N),
+            n_inv_mont,
             psi,
+            #[cfg(target_arch = "x86_64")]
+            shoup,
         })
     }
 }
@@ -193,13 +271,31 @@ impl NttTable<alloc::vec::Vec<u32>> {
         let mut forward = alloc::vec![0u32; n];
         let mut inverse = alloc::vec![0u32; n];
         fill_twiddles(&modulus, log_n, psi, &mut forward, &mut inverse);
+        let n_inv_mont = n_inv_mont(&modulus, n);
+        #[cfg(target_arch = "x86_64")]
+        let shoup = {
+            let mut shoup: [alloc::vec::Vec<u32>; 6] =
+                core::array::from_fn(|_| alloc::vec![0u32; n]);
+            let [fw, fws, iw, iws, tw, tws] = &mut shoup;
+            fill_shoup(
+                &modulus,
+                log_n,
+                &forward,
+                &inverse,
+                n_inv_mont,
+                [fw, fws, iw, iws, tw, tws],
+            );
+            shoup
+        };
         Ok(Self {
             modulus,
             log_n,
             forward,
             inverse,
-            n_inv_mont: n_inv_mont(&modulus, n),
+            n_inv_mont,
             psi,
+            #[cfg(target_arch = "x86_64")]
+            shoup,
         })
     }
 }
@@ -279,6 +375,59 @@ const fn fill_twiddles(
         inverse[slot] = modulus.to_mont(power_inv);
         power = modulus.mul(power, psi);
         power_inv = modulus.mul(power_inv, psi_inv);
+        i += 1;
+    }
+}
+
+/// A twiddle `w` and its Shoup companion from its Montgomery form `w_m = w·2^32 mod q`
+/// (`0 < w_m < q`), without a division (the const evaluator builds these tables): since
+/// `w·2^32 = w'·q + w_m`, `w' ≡ −w_m·q^-1 (mod 2^32)`, and `hi(w'·q) = w − 1`.
+#[cfg(target_arch = "x86_64")]
+const fn shoup_pair(modulus: &Modulus, w_mont: u32) -> (u32, u32) {
+    let companion = w_mont.wrapping_mul(modulus.q_inv_neg());
+    let w = ((companion as u64 * modulus.value() as u64) >> 32) as u32 + 1;
+    (w, companion)
+}
+
+/// The arrays of [`ShoupView`], in its field order, from the Montgomery tables.
+#[cfg(target_arch = "x86_64")]
+const fn fill_shoup(
+    modulus: &Modulus,
+    log_n: u32,
+    forward_mont: &[u32],
+    inverse_mont: &[u32],
+    n_inv_mont: u32,
+    out: [&mut [u32]; 6],
+) {
+    let [fw, fws, iw, iws, tw, tws] = out;
+    let n = 1usize << log_n;
+    let mut k = 1;
+    while k < n {
+        (fw[k], fws[k]) = shoup_pair(modulus, forward_mont[k]);
+        k += 1;
+    }
+    // The last stage (h = n/2) holds ψ^-2j for j < n/2 (inverse_mont[br(e)] = ψ^-e in
+    // Montgomery form); stage h takes every (n/2h)-th of them.
+    let top = n / 2;
+    let mut j = 0;
+    while j < top {
+        (iw[top + j], iws[top + j]) = shoup_pair(modulus, inverse_mont[bit_reverse(2 * j, log_n)]);
+        j += 1;
+    }
+    let mut h = 1;
+    while h < top {
+        let mut j = 0;
+        while j < h {
+            iw[h + j] = iw[top + j * (top / h)];
+            iws[h + j] = iws[top + j * (top / h)];
+            j += 1;
+        }
+        h *= 2;
+    }
+    let mut i = 0;
+    while i < n {
+        let w = modulus.mont_mul(inverse_mont[bit_reverse(i, log_n)], n_inv_mont);
+        (tw[i], tws[i]) = shoup_pair(modulus, w);
         i += 1;
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! - [`NttBackend`]: Harvey-style lazy butterflies with values kept below `4q` (forward) or
 //!   `2q` (inverse), Montgomery twiddles, masked reductions;
-//! - [`RnsKernels`]: the centred lift, the lazy 64-bit key-switch sums, the Shoup forward NTT;
+//! - [`RnsKernels`]: the centred lift, the lazy 64-bit key-switch sums;
 //! - [`ClientKernels`]: the BEHZ decryption tail and the CDT scan, one coefficient at a time.
 //!
 //! Nothing here branches on, or indexes memory by, a residue.
@@ -14,14 +14,11 @@ use crate::error::RingError;
 use crate::modulus::{Modulus, Mont};
 use crate::ntt::{NttBackend, NttView};
 use crate::rns::{check_key_switch, RnsKernels, MAX_LAZY_TERMS};
-#[cfg(feature = "alloc")]
-use crate::rns::{shoup_mul_lazy, ShoupTable};
 
 /// The portable backend: plain Rust, a unit type, available on every target, and the
 /// reference every other backend is tested against bit for bit. It implements
 /// [`NttBackend`] (Harvey-style lazy butterflies below `4q` / `2q`, Montgomery twiddles,
-/// masked reductions), [`RnsKernels`] (centred lift, lazy 64-bit key-switch sums, Shoup
-/// forward NTT) and [`ClientKernels`] (the BEHZ decryption tail and the CDT scan, one
+/// masked reductions), [`RnsKernels`] (centred lift, lazy 64-bit key-switch sums) and [`ClientKernels`] (the BEHZ decryption tail and the CDT scan, one
 /// coefficient at a time). Nothing in it branches on, or indexes memory by, a residue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Portable;
@@ -198,34 +195,6 @@ impl RnsKernels for Portable {
         let parts = [x[0], x[1], y[0], y[1]];
         check_key_switch(count, stride, streams, &parts, out_a, out_b)?;
         key_switch::<true>(modulus, count, stride, streams, parts, out_a, out_b);
-        Ok(())
-    }
-
-    #[cfg(feature = "alloc")]
-    fn forward_shoup(&self, table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
-        RingError::check_len(table.degree(), a.len())?;
-        let q = table.modulus.value();
-        let two_q = 2 * q;
-        let n = a.len();
-        let (mut half, mut groups) = (n, 1);
-        while groups < n {
-            half >>= 1;
-            for (group, block) in a.chunks_exact_mut(2 * half).enumerate() {
-                let (w, w_shoup) = (table.twiddles[groups + group], table.shoup[groups + group]);
-                let (lo, hi) = block.split_at_mut(half);
-                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                    // Harvey's lazy butterfly of `Portable::forward`: x < 4q on entry.
-                    let u = ct::reduce_once(*x, two_q);
-                    let v = shoup_mul_lazy(*y, w, w_shoup, q);
-                    *x = u + v;
-                    *y = u + two_q - v;
-                }
-            }
-            groups <<= 1;
-        }
-        for x in a.iter_mut() {
-            *x = ct::reduce_once(ct::reduce_once(*x, two_q), q);
-        }
         Ok(())
     }
 }

@@ -1,17 +1,14 @@
-//! Kernels for RNS servers (OpenFHE-style BV key switching): the [`RnsKernels`] trait, the
-//! `ShoupTable` it reads (feature `alloc`), and the shape checks every implementation
-//! shares.
+//! Kernels for RNS servers (OpenFHE-style BV key switching): the [`RnsKernels`] trait and
+//! the shape checks every implementation shares.
 //!
-//! [`RnsKernels`] has three operations, plus a fourth with the `alloc` feature:
+//! [`RnsKernels`] has three operations:
 //!
 //! - [`RnsKernels::lift_centered`]: a residue mod `p` to its centred representative mod `q`
 //!   (the CRT decomposition step);
 //! - [`RnsKernels::key_switch_block`]: a multiply-accumulate over many digits with 64-bit
 //!   lazy accumulation and one reduction per output;
 //! - [`RnsKernels::tensor_key_switch_block`]: the same with the ciphertext tensor joined to
-//!   the sums;
-//! - `RnsKernels::forward_shoup` (`alloc`): the forward NTT with Shoup twiddle products
-//!   from a `ShoupTable`.
+//!   the sums.
 //!
 //! The trait has no default methods. [`crate::Portable`] is the reference implementation
 //! (plain Rust, every target); the SIMD backends compute exactly its results, lane for lane,
@@ -24,8 +21,6 @@
 use crate::error::RingError;
 use crate::modulus::Modulus;
 use crate::ntt::NttBackend;
-#[cfg(feature = "alloc")]
-use crate::ntt::NttView;
 
 /// Products `< 2^60` accumulated before a reduction: 16 of them stay below 2^64.
 pub(crate) const MAX_LAZY_TERMS: usize = 16;
@@ -107,12 +102,6 @@ pub trait RnsKernels: NttBackend {
         out_a: &mut [u32],
         out_b: &mut [u32],
     ) -> Result<(), RingError>;
-
-    /// The forward transform of [`NttBackend::forward`] (same evaluation map, same
-    /// output) with Shoup twiddle products: coefficients `< q` in natural order to
-    /// evaluations `< q`.
-    #[cfg(feature = "alloc")]
-    fn forward_shoup(&self, table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError>;
 }
 
 /// Checks the shapes of a key switch: `extra` and `out_b` as long as `out_a`, a `stride` of
@@ -148,56 +137,4 @@ pub(crate) fn check_key_switch(
         }
     }
     Ok(())
-}
-
-/// The forward twiddles of an NTT table in normal form with their Shoup companions
-/// `floor(w·2^32 / q)`, for [`RnsKernels::forward_shoup`]: a Shoup product needs three
-/// multiplications where a Montgomery product needs six on 32-bit SIMD lanes.
-#[cfg(feature = "alloc")]
-#[derive(Clone, Debug)]
-pub struct ShoupTable {
-    pub(crate) modulus: Modulus,
-    log_n: u32,
-    /// `w[k] = ψ^br(k) mod q` (index 0 unused).
-    pub(crate) twiddles: alloc::vec::Vec<u32>,
-    /// `floor(w[k]·2^32 / q)`.
-    pub(crate) shoup: alloc::vec::Vec<u32>,
-}
-
-#[cfg(feature = "alloc")]
-impl ShoupTable {
-    /// Builds the companions of `table`'s forward twiddles (one division each, once).
-    pub fn new(table: &NttView<'_>) -> Self {
-        let m = table.modulus;
-        let twiddles: alloc::vec::Vec<u32> =
-            table.forward.iter().map(|&w| m.from_mont(w)).collect();
-        let shoup = twiddles
-            .iter()
-            .map(|&w| ((u64::from(w) << 32) / u64::from(m.value())) as u32)
-            .collect();
-        Self {
-            modulus: m,
-            log_n: table.log_n,
-            twiddles,
-            shoup,
-        }
-    }
-
-    /// The ring degree.
-    pub fn degree(&self) -> usize {
-        1 << self.log_n
-    }
-
-    /// The modulus.
-    pub fn modulus(&self) -> &Modulus {
-        &self.modulus
-    }
-}
-
-/// `y·w mod q` in `[0, 2q)` for any `y < 2^32`, `w < q`, `w_shoup = floor(w·2^32/q)`.
-#[cfg(feature = "alloc")]
-#[inline(always)]
-pub(crate) const fn shoup_mul_lazy(y: u32, w: u32, w_shoup: u32, q: u32) -> u32 {
-    let quotient = ((y as u64 * w_shoup as u64) >> 32) as u32;
-    y.wrapping_mul(w).wrapping_sub(quotient.wrapping_mul(q))
 }

@@ -124,12 +124,18 @@ macro_rules! preset {
             pub(super) const N: usize = $n;
             pub(super) const PRIMES: &[u32] = &[$($q),+];
             pub(super) const K: usize = PRIMES.len();
-            // `allow`, not `expect`: the lint fires only for the n = 8192 preset's tables.
+            // `allow`, not `expect`: the lint fires only for the n = 8192 preset's tables (and,
+            // on x86-64, whose tables carry the Shoup twiddles too, for its t table).
             #[allow(
                 long_running_const_eval,
                 reason = "building n = 8192 tables takes the const evaluator a while; it is a build step"
             )]
-            pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(table::<N>($q)),+];
+            // One inline constant per table: each is its own, shorter evaluation.
+            pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(const { table::<N>($q) }),+];
+            #[allow(
+                long_running_const_eval,
+                reason = "as NTT_TABLES: on x86-64 the tables carry the Shoup twiddles too"
+            )]
             pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
             pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
             pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));

@@ -85,8 +85,6 @@ use crate::modulus::{Modulus, Mont};
 use crate::ntt::{NttBackend, NttView};
 use crate::portable::Portable;
 use crate::rns::RnsKernels;
-#[cfg(feature = "alloc")]
-use crate::rns::ShoupTable;
 
 /// The Helium backend: a unit type, available exactly in the builds for an MVE core (the
 /// `cfg` that compiles this module is the proof the instructions exist). Falls back to
@@ -198,12 +196,6 @@ impl RnsKernels for Mve {
         Portable.tensor_key_switch_block(
             modulus, count, stride, digits, key_a, key_b, x, y, out_a, out_b,
         )
-    }
-
-    #[cfg(feature = "alloc")]
-    fn forward_shoup(&self, table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
-        // No Helium kernel: the portable loop (see the impl).
-        Portable.forward_shoup(table, a)
     }
 }
 

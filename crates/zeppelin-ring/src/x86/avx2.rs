@@ -47,6 +47,7 @@ impl Lanes for Avx2 {
     /// (`h = 8`: the identity).
     type Small = usize;
     const WIDTH: usize = 8;
+    const SEQUENTIAL_UNIT_STAGE: bool = false;
 
     #[inline(always)]
     unsafe fn load(self, p: *const u32) -> __m256i {
@@ -151,6 +152,17 @@ impl Lanes for Avx2 {
     #[inline(always)]
     fn small_stage(self, h: usize) -> usize {
         h
+    }
+    type Restage = (usize, usize);
+    #[inline(always)]
+    fn restage_for(self, from: usize, to: usize) -> (usize, usize) {
+        (from, to)
+    }
+    /// AVX2 has no two-source permutation: a merge and a split.
+    #[inline(always)]
+    fn restage(self, &(from, to): &(usize, usize), x: __m256i, y: __m256i) -> (__m256i, __m256i) {
+        let (a, b) = self.merge(&from, x, y);
+        self.split(&to, a, b)
     }
     /// `X`, `Y = X + h` of a 16-element chunk `[A | B]`.
     #[inline(always)]

@@ -86,6 +86,53 @@ static SMALL_STAGES: [[[i32; 16]; 5]; 4] = [
     small_stage_indices(3),
 ];
 
+/// The chunk position (0..32) that lane `l` of `x` (or, with `y`, of `y`) holds in the
+/// `split` layout of distance `2^log_h`.
+const fn split_position(log_h: usize, lane: usize, y: bool) -> usize {
+    let h = 1usize << log_h;
+    (lane / h) * 2 * h + lane % h + if y { h } else { 0 }
+}
+
+/// The `permutex2var` source (lane of `x`, or 16 + lane of `y`) of chunk position `p` in the
+/// `split` layout of distance `2^log_h`.
+const fn split_source(log_h: usize, p: usize) -> i32 {
+    let h = 1usize << log_h;
+    let (block, offset) = (p / (2 * h), p % (2 * h));
+    (if offset < h {
+        block * h + offset
+    } else {
+        16 + block * h + offset - h
+    }) as i32
+}
+
+/// The index vectors of `split(to) ∘ merge(from)`: `[x', y']` as two-source permutations of
+/// `(x, y)`.
+const fn restage_indices(from_log: usize, to_log: usize) -> [[i32; 16]; 2] {
+    let mut t = [[0i32; 16]; 2];
+    let mut l = 0;
+    while l < 16 {
+        t[0][l] = split_source(from_log, split_position(to_log, l, false));
+        t[1][l] = split_source(from_log, split_position(to_log, l, true));
+        l += 1;
+    }
+    t
+}
+
+/// [`restage_indices`] for every pair of distances 1, 2, 4, 8: `RESTAGES[from][to]`.
+static RESTAGES: [[[[i32; 16]; 2]; 4]; 4] = {
+    let mut t = [[[[0i32; 16]; 2]; 4]; 4];
+    let mut from = 0;
+    while from < 4 {
+        let mut to = 0;
+        while to < 4 {
+            t[from][to] = restage_indices(from, to);
+            to += 1;
+        }
+        from += 1;
+    }
+    t
+};
+
 // SAFETY (every `unsafe` block in this impl): a value of `Avx512` exists only if
 // `Avx512::detect` found AVX-512F on this CPU, so its intrinsics may run; pointer contracts
 // are stated on the methods that take pointers.
@@ -94,6 +141,7 @@ impl Lanes for Avx512 {
     type Mask = __mmask16;
     type Small = SmallStage;
     const WIDTH: usize = 16;
+    const SEQUENTIAL_UNIT_STAGE: bool = true;
 
     #[inline(always)]
     unsafe fn load(self, p: *const u32) -> __m512i {
@@ -181,6 +229,16 @@ impl Lanes for Avx512 {
         unsafe { _mm512_mask_blend_epi32(0xAAAA, even, odd) }
     }
     #[inline(always)]
+    fn high_halves(self, even: __m512i, odd: __m512i) -> __m512i {
+        // One two-source permutation instead of a shift and a blend.
+        const HIGH_HALVES: [i32; 16] = [1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31];
+        // SAFETY: as above; the index vector is 16 `i32`s.
+        unsafe {
+            let index = _mm512_loadu_si512(HIGH_HALVES.as_ptr().cast());
+            _mm512_permutex2var_epi32(even, index, odd)
+        }
+    }
+    #[inline(always)]
     fn gt_u32(self, a: __m512i, b: __m512i) -> __mmask16 {
         // SAFETY: as above.
         unsafe { _mm512_cmpgt_epu32_mask(a, b) }
@@ -203,6 +261,28 @@ impl Lanes for Avx512 {
             back_hi: load(&t[3]),
             twiddle: load(&t[4]),
             twiddle_mask: ((1u32 << (16 / h)) - 1) as __mmask16,
+        }
+    }
+    type Restage = (__m512i, __m512i);
+    #[inline(always)]
+    fn restage_for(self, from: usize, to: usize) -> (__m512i, __m512i) {
+        let t = &RESTAGES[from.trailing_zeros() as usize & 3][to.trailing_zeros() as usize & 3];
+        // SAFETY: AVX-512F detected; each row is 16 `i32`s, exactly one unaligned load.
+        unsafe {
+            (
+                _mm512_loadu_si512(t[0].as_ptr().cast()),
+                _mm512_loadu_si512(t[1].as_ptr().cast()),
+            )
+        }
+    }
+    #[inline(always)]
+    fn restage(self, r: &(__m512i, __m512i), x: __m512i, y: __m512i) -> (__m512i, __m512i) {
+        // SAFETY: AVX-512F detected (see the impl).
+        unsafe {
+            (
+                _mm512_permutex2var_epi32(x, r.0, y),
+                _mm512_permutex2var_epi32(x, r.1, y),
+            )
         }
     }
     #[inline(always)]

@@ -61,6 +61,12 @@ pub(crate) trait Lanes: Copy {
     fn or(self, a: Self::V, b: Self::V) -> Self::V;
     /// Even 32-bit lanes from `even`, odd ones from `odd`.
     fn blend_odd(self, even: Self::V, odd: Self::V) -> Self::V;
+    /// The high halves of two vectors of 64-bit products as one vector of 32-bit lanes:
+    /// `hi(even)` in the even lanes, `hi(odd)` in the odd ones.
+    #[inline(always)]
+    fn high_halves(self, even: Self::V, odd: Self::V) -> Self::V {
+        self.blend_odd(self.shr64(even), odd)
+    }
     /// Unsigned `a > b` per lane.
     fn gt_u32(self, a: Self::V, b: Self::V) -> Self::Mask;
     /// `a − b` in the lanes of `mask`, `src` elsewhere.
@@ -74,26 +80,27 @@ pub(crate) trait Lanes: Copy {
     fn split(self, s: &Self::Small, a: Self::V, b: Self::V) -> (Self::V, Self::V);
     /// The inverse of [`Lanes::split`].
     fn merge(self, s: &Self::Small, x: Self::V, y: Self::V) -> (Self::V, Self::V);
+    /// What [`Lanes::restage`] needs to go from the layout of one small stage to another's.
+    type Restage: Copy;
+    /// The [`Lanes::Restage`] from the `split` layout of distance `from` to that of `to`.
+    fn restage_for(self, from: usize, to: usize) -> Self::Restage;
+    /// `split(to) ∘ merge(from)` of a chunk, in one step where the instruction set allows.
+    fn restage(self, r: &Self::Restage, x: Self::V, y: Self::V) -> (Self::V, Self::V);
     /// The twiddles of the butterflies of [`Lanes::split`], for a chunk whose groups start at
     /// `table[first_group]` (`WIDTH / h` consecutive entries).
     ///
     /// # Safety
     /// `table` holds at least `first_group + WIDTH / h` entries.
     unsafe fn small_twiddles(self, s: &Self::Small, table: &[u32], first_group: usize) -> Self::V;
+    /// Whether the `split` layout of distance 1 puts butterfly `i` of a chunk in lane `i`, so
+    /// that its twiddles are one plain load (AVX-512; AVX2's shuffles work per 128-bit half).
+    const SEQUENTIAL_UNIT_STAGE: bool;
 }
-
-/// The smallest butterfly distance the stage loop runs with one broadcast twiddle per group;
-/// the stages below it (`h` = 1, 2, 4, 8) go through [`Lanes::split`] / [`Lanes::merge`].
-/// 16 for both widths: at `h = 8` AVX2's split is the identity, which costs fewer
-/// instructions than the broadcast loop's one-vector groups (104k vs 106k per forward
-/// transform at n = 4096, counted with cachegrind).
-const BROADCAST_HALF: usize = 16;
 
 /// Per-modulus vector constants.
 #[derive(Clone, Copy)]
 pub(crate) struct Consts<V> {
     q: V,
-    two_q: V,
     q_inv_neg: V,
 }
 
@@ -101,7 +108,6 @@ pub(crate) struct Consts<V> {
 fn consts<L: Lanes>(l: L, m: &Modulus) -> Consts<L::V> {
     Consts {
         q: l.splat(m.value()),
-        two_q: l.splat(2 * m.value()),
         q_inv_neg: l.splat(m.q_inv_neg()),
     }
 }
@@ -115,7 +121,7 @@ fn r2(m: &Modulus) -> u32 {
 /// Also right for 64-bit lanes whose value is below `2^31 + m` and whose high half is zero
 /// (`m` in the low halves only): the high halves stay zero.
 #[inline(always)]
-fn reduce_once<L: Lanes>(l: L, x: L::V, m: L::V) -> L::V {
+pub(crate) fn reduce_once<L: Lanes>(l: L, x: L::V, m: L::V) -> L::V {
     l.min_u32(x, l.sub32(x, m))
 }
 
@@ -163,7 +169,7 @@ fn by_constant<L: Lanes>(l: L, m: &Modulus, b: u32) -> (L::V, L::V) {
 /// product); `w_shoup_odd` holds the odd lanes' companions in the low halves
 /// (`w_shoup >> 32` per 64-bit lane, or `w_shoup` itself for a broadcast).
 #[inline(always)]
-fn shoup_mul_lazy<L: Lanes>(
+pub(crate) fn shoup_mul_lazy<L: Lanes>(
     l: L,
     y: L::V,
     w: L::V,
@@ -171,178 +177,8 @@ fn shoup_mul_lazy<L: Lanes>(
     w_shoup_odd: L::V,
     q: L::V,
 ) -> L::V {
-    let hi_even = l.shr64(l.mul_even(y, w_shoup));
-    let hi_odd = l.mul_even(l.shr64(y), w_shoup_odd);
-    let quotient = l.blend_odd(hi_even, hi_odd);
+    let quotient = l.high_halves(l.mul_even(y, w_shoup), l.mul_even(l.shr64(y), w_shoup_odd));
     l.sub32(l.mullo32(y, w), l.mullo32(quotient, q))
-}
-
-/// The twiddle operand of a butterfly: `w` (Montgomery form, or normal form with its Shoup
-/// companion `shoup`, odd lanes' companions in `shoup_odd`).
-#[derive(Clone, Copy)]
-struct Twiddles<V> {
-    w: V,
-    shoup: V,
-    shoup_odd: V,
-}
-
-/// The butterfly of [`ntt_stages`]: Gentleman–Sande (`INVERSE`, inputs and outputs `< 2q`)
-/// or Cooley–Tukey (inputs and outputs `< 4q`) with a Montgomery or (`SHOUP`) a Shoup
-/// twiddle product: those of [`crate::Portable`].
-#[inline(always)]
-fn butterfly<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
-    l: L,
-    x: L::V,
-    y: L::V,
-    tw: &Twiddles<L::V>,
-    c: &Consts<L::V>,
-) -> (L::V, L::V) {
-    if INVERSE {
-        let sum = reduce_once(l, l.add32(x, y), c.two_q);
-        let diff = l.sub32(l.add32(x, c.two_q), y);
-        return (sum, mont_mul_lazy(l, diff, tw.w, c));
-    }
-    let u = reduce_once(l, x, c.two_q);
-    let v = if SHOUP {
-        shoup_mul_lazy(l, y, tw.w, tw.shoup, tw.shoup_odd, c.q)
-    } else {
-        mont_mul_lazy(l, y, tw.w, c)
-    };
-    (l.add32(u, v), l.sub32(l.add32(u, c.two_q), v))
-}
-
-/// All stages of a forward (Cooley–Tukey, Montgomery or with `SHOUP` Shoup twiddle
-/// products, then the final reduction below `q`) or an `INVERSE` (Gentleman–Sande, without
-/// the scaling by `n^-1`) transform: one stage loop for the three, the choices made at
-/// compile time. `w` holds the table's twiddles (`w_shoup` their Shoup companions, with
-/// `SHOUP`; it is not read otherwise).
-///
-/// # Safety
-/// `a.len()` is a power of two `>= 2·WIDTH` and at most the length of `w` (and of `w_shoup`
-/// with `SHOUP`).
-#[inline(always)]
-unsafe fn ntt_stages<L: Lanes, const INVERSE: bool, const SHOUP: bool>(
-    l: L,
-    c: &Consts<L::V>,
-    w: &[u32],
-    w_shoup: &[u32],
-    a: &mut [u32],
-) {
-    let n = a.len();
-    let ptr = a.as_mut_ptr();
-    let width = L::WIDTH;
-    let zero = l.zero();
-    for stage in 0..n.trailing_zeros() {
-        // Forward: butterfly distance n/2 down to 1; inverse: 1 up to n/2.
-        let half = if INVERSE {
-            1 << stage
-        } else {
-            n >> (stage + 1)
-        };
-        let groups = n / (2 * half);
-        if half >= BROADCAST_HALF {
-            for group in 0..groups {
-                // A broadcast: the odd lanes' companion is the same value.
-                let shoup = if SHOUP {
-                    l.splat(w_shoup[groups + group])
-                } else {
-                    zero
-                };
-                let tw = Twiddles {
-                    w: l.splat(w[groups + group]),
-                    shoup,
-                    shoup_odd: shoup,
-                };
-                let base = group * 2 * half;
-                for j in (0..half).step_by(width) {
-                    // SAFETY: base + half + j + WIDTH <= (group + 1)·2·half <= n.
-                    unsafe {
-                        let px = ptr.add(base + j);
-                        let py = ptr.add(base + half + j);
-                        let (x, y) =
-                            butterfly::<L, INVERSE, SHOUP>(l, l.load(px), l.load(py), &tw, c);
-                        l.store(px, x);
-                        l.store(py, y);
-                    }
-                }
-            }
-        } else {
-            let s = l.small_stage(half);
-            for chunk in (0..n).step_by(2 * width) {
-                let first_group = groups + chunk / (2 * half);
-                // SAFETY: chunk + 2·WIDTH <= n; the twiddles read are entries first_group ..
-                // first_group + WIDTH/half <= 2·groups = n/half <= n <= w.len().
-                unsafe {
-                    let pa = ptr.add(chunk);
-                    let pb = ptr.add(chunk + width);
-                    let shoup = if SHOUP {
-                        l.small_twiddles(&s, w_shoup, first_group)
-                    } else {
-                        zero
-                    };
-                    let tw = Twiddles {
-                        w: l.small_twiddles(&s, w, first_group),
-                        shoup,
-                        shoup_odd: l.shr64(shoup),
-                    };
-                    let (x, y) = l.split(&s, l.load(pa), l.load(pb));
-                    let (x, y) = butterfly::<L, INVERSE, SHOUP>(l, x, y, &tw, c);
-                    let (mut va, mut vb) = l.merge(&s, x, y);
-                    if !INVERSE && half == 1 {
-                        // The last forward stage: from `< 4q` to `< q` on the way out.
-                        va = reduce_once(l, reduce_once(l, va, c.two_q), c.q);
-                        vb = reduce_once(l, reduce_once(l, vb, c.two_q), c.q);
-                    }
-                    l.store(pa, va);
-                    l.store(pb, vb);
-                }
-            }
-        }
-    }
-}
-
-/// The forward transform (Montgomery, or with `SHOUP` Shoup twiddle products):
-/// [`ntt_stages`].
-///
-/// # Safety
-/// As [`ntt_stages`].
-#[inline(always)]
-pub(crate) unsafe fn forward<L: Lanes, const SHOUP: bool>(
-    l: L,
-    m: &Modulus,
-    w: &[u32],
-    w_shoup: &[u32],
-    a: &mut [u32],
-) {
-    // SAFETY: the caller's contract.
-    unsafe { ntt_stages::<L, false, SHOUP>(l, &consts(l, m), w, w_shoup, a) }
-}
-
-/// The inverse transform: [`ntt_stages`], then the scaling by `n^-1` (`n_inv_mont`, in
-/// Montgomery form).
-///
-/// # Safety
-/// As [`ntt_stages`], with `w` the inverse twiddles.
-#[inline(always)]
-pub(crate) unsafe fn inverse<L: Lanes>(
-    l: L,
-    m: &Modulus,
-    w: &[u32],
-    n_inv_mont: u32,
-    a: &mut [u32],
-) {
-    let c = consts(l, m);
-    // SAFETY: the caller's contract.
-    unsafe { ntt_stages::<L, true, false>(l, &c, w, &[], a) };
-    let (n_inv, n_inv_q) = by_constant(l, m, n_inv_mont);
-    for j in (0..a.len()).step_by(L::WIDTH) {
-        // SAFETY: j + WIDTH <= a.len() (a multiple of WIDTH).
-        unsafe {
-            let p = a.as_mut_ptr().add(j);
-            let x = mont_mul_lazy_by(l, l.load(p), n_inv, n_inv_q, &c);
-            l.store(p, reduce_once(l, x, c.q));
-        }
-    }
 }
 
 /// `out[j] = a[j]·b[j] mod q` (with `ACCUMULATE`, `out[j] + a[j]·b[j] mod q`) for the
@@ -590,22 +426,20 @@ macro_rules! simd_backend {
     ($T:ident, $feature:literal, $name:literal) => {
         impl $T {
             /// # Safety
-            /// [`super::lanes::ntt_stages`]'s contract.
+            /// [`super::shoup_ntt::forward`]'s contract.
             #[target_feature(enable = $feature)]
-            unsafe fn ntt_kernel<const INVERSE: bool, const SHOUP: bool>(
+            unsafe fn shoup_ntt_kernel<const INVERSE: bool>(
                 self,
-                m: &$crate::Modulus,
-                w: &[u32],
-                w_shoup: &[u32],
-                n_inv_mont: u32,
+                modulus: u32,
+                t: &$crate::ntt::ShoupView<'_>,
                 a: &mut [u32],
             ) {
                 if INVERSE {
                     // SAFETY: the caller's contract.
-                    unsafe { super::lanes::inverse(self, m, w, n_inv_mont, a) }
+                    unsafe { super::shoup_ntt::inverse(self, modulus, t, a) }
                 } else {
                     // SAFETY: the caller's contract.
-                    unsafe { super::lanes::forward::<Self, SHOUP>(self, m, w, w_shoup, a) }
+                    unsafe { super::shoup_ntt::forward(self, modulus, t, a) }
                 }
             }
 
@@ -680,11 +514,15 @@ macro_rules! simd_backend {
                     // Shorter than one chunk of two vectors: no vector kernel.
                     return $crate::Portable.forward(table, a);
                 }
-                // SAFETY: `self` proves the instruction set; `a.len()` is the degree (a power
-                // of two, at least two vectors) and the twiddle table's length (checked).
-                unsafe {
-                    self.ntt_kernel::<false, false>(&table.modulus, table.forward, &[], 0, a)
-                };
+                match table.shoup.filter(|t| t.has_degree(a.len())) {
+                    // SAFETY: `self` proves the instruction set; `a.len()` is the degree (a
+                    // power of two, at least two vectors) and every array's length (checked).
+                    Some(t) => unsafe {
+                        self.shoup_ntt_kernel::<false>(table.modulus.value(), &t, a)
+                    },
+                    // A view without Shoup twiddles (built by hand): the portable transform.
+                    None => return $crate::Portable.forward(table, a),
+                }
                 Ok(())
             }
 
@@ -699,16 +537,13 @@ macro_rules! simd_backend {
                     // Shorter than one chunk of two vectors: no vector kernel.
                     return $crate::Portable.inverse(table, a);
                 }
-                // SAFETY: as in `forward`, with the inverse twiddles.
-                unsafe {
-                    self.ntt_kernel::<true, false>(
-                        &table.modulus,
-                        table.inverse,
-                        &[],
-                        table.n_inv_mont,
-                        a,
-                    )
-                };
+                match table.shoup.filter(|t| t.has_degree(a.len())) {
+                    // SAFETY: as in `forward`.
+                    Some(t) => unsafe {
+                        self.shoup_ntt_kernel::<true>(table.modulus.value(), &t, a)
+                    },
+                    None => return $crate::Portable.inverse(table, a),
+                }
                 Ok(())
             }
 
@@ -853,32 +688,6 @@ macro_rules! simd_backend {
                 super::lanes::key_switch_tail::<true>(
                     modulus, count, stride, streams, inputs, out_a, out_b, done,
                 );
-                Ok(())
-            }
-
-            #[cfg(feature = "alloc")]
-            fn forward_shoup(
-                &self,
-                table: &$crate::ShoupTable,
-                a: &mut [u32],
-            ) -> Result<(), $crate::RingError> {
-                $crate::RingError::check_len(table.degree(), a.len())?;
-                if a.len() < 2 * <Self as Lanes>::WIDTH {
-                    // Shorter than one chunk of two vectors: no vector kernel.
-                    return $crate::Portable.forward_shoup(table, a);
-                }
-                // SAFETY: `self` proves the instruction set; `a.len()` is the table's degree
-                // (checked), a power of two of at least two vectors, and both twiddle arrays
-                // have that length (built so by `ShoupTable::new`).
-                unsafe {
-                    self.ntt_kernel::<false, true>(
-                        &table.modulus,
-                        &table.twiddles,
-                        &table.shoup,
-                        0,
-                        a,
-                    )
-                };
                 Ok(())
             }
         }

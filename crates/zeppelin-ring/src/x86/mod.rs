@@ -27,6 +27,7 @@
 mod avx2;
 mod avx512;
 mod lanes;
+mod shoup_ntt;
 
 pub use avx2::Avx2;
 pub use avx512::Avx512;
@@ -37,8 +38,6 @@ use crate::modulus::{Modulus, Mont};
 use crate::ntt::{NttBackend, NttView};
 use crate::portable::Portable;
 use crate::rns::RnsKernels;
-#[cfg(feature = "alloc")]
-use crate::rns::ShoupTable;
 
 /// The best backend this x86-64 CPU runs, chosen once; see the [module documentation](self).
 ///
@@ -219,11 +218,6 @@ impl RnsKernels for Auto {
         dispatch!(self, b => b.tensor_key_switch_block(
             modulus, count, stride, digits, key_a, key_b, x, y, out_a, out_b,
         ))
-    }
-
-    #[cfg(feature = "alloc")]
-    fn forward_shoup(&self, table: &ShoupTable, a: &mut [u32]) -> Result<(), RingError> {
-        dispatch!(self, b => b.forward_shoup(table, a))
     }
 }
 

@@ -1,0 +1,473 @@
+//! The x86-64 NTT kernels: Shoup twiddle products and lazy reduction with certified bounds,
+//! written once over [`Lanes`] for AVX2 and AVX-512.
+//!
+//! # Why these kernels
+//!
+//! On 32-bit lanes a Shoup product `y·w − hi(y·w')·q` costs two `vpmuludq`, two `vpmulld`
+//! and three lane moves; a Montgomery product costs six `vpmuludq` and five moves. And since
+//! a Shoup product accepts any 32-bit `y` and returns `[0, 2q)`, a butterfly only has to keep
+//! its values below `2^32`: each stage adds at most `2q` to the bound, so with 27-bit primes
+//! twelve stages run without a single reduction (Harvey's butterfly reduces at every stage).
+//!
+//! # The bounds, certified
+//!
+//! [`LazyBound`] tracks `b` with every value `< b·q`, stage by stage, from public data only
+//! (`q`, `n`); a stage whose outputs could reach `2^32` first halves the bound of its `x`
+//! inputs (`x ← min(x, x − c·q)` with `c = ⌈b/2⌉`, which leaves `x < c·q`). Every constant it
+//! hands to the kernels comes with the bound it guarantees, and `certify` in the tests walks
+//! the same schedule for every prime size to show that no intermediate reaches `2^32`.
+//!
+//! # The transforms
+//!
+//! - Forward: Cooley–Tukey with the negacyclic twist merged (SEAL's map, bit-reversed
+//!   output); one broadcast twiddle per group while the butterfly distance spans a vector,
+//!   lane permutations (`split` / `merge`) below it; the last stage halves its `x` until it is
+//!   below `2q`, and its outputs are brought below `q` on the way out.
+//! - Inverse: a decimation-in-time cyclic transform with `ψ^-2` on the bit-reversed
+//!   evaluations (the same butterfly, so the same additive bounds, where a Gentleman–Sande
+//!   inverse doubles its bound each stage), then one pass multiplying by `n^-1·ψ^-i`, which
+//!   undoes the twist, scales, and reduces below `q`.
+
+use super::lanes::{reduce_once, shoup_mul_lazy, Lanes};
+use crate::ntt::ShoupView;
+
+/// Lazy reduction bounds in units of `q`: every value is `< b·q`, and `b·q <= 2^32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LazyBound {
+    q: u32,
+    /// `floor(2^32 / q)`: the largest bound that keeps values in 32 bits.
+    headroom: u64,
+    /// The current bound.
+    b: u64,
+}
+
+impl LazyBound {
+    /// Inputs `< q` (`b = 1`).
+    pub(crate) fn new(q: u32) -> Self {
+        Self {
+            q,
+            headroom: (1u64 << 32) / u64::from(q),
+            b: 1,
+        }
+    }
+
+    /// The current bound `b` (values `< b·q`).
+    pub(crate) fn get(&self) -> u64 {
+        self.b
+    }
+
+    /// One halving of the `x` inputs of the next butterfly stage, if its outputs (`< b + 2`)
+    /// could leave 32 bits: the constant `c·q` to subtract with `min(x, x − c·q)`, which leaves
+    /// `x < c·q` for `c = ⌈b/2⌉`. `None` when no halving is needed.
+    pub(crate) fn halve_for_stage(&mut self) -> Option<u32> {
+        if self.b + 2 <= self.headroom {
+            return None;
+        }
+        Some(self.halve())
+    }
+
+    /// `c·q` for `c = ⌈b/2⌉`, and the bound becomes `c` (see [`LazyBound::halve_for_stage`]).
+    pub(crate) fn halve(&mut self) -> u32 {
+        let c = self.b.div_ceil(2);
+        self.b = c;
+        // c·q <= b·q <= 2^32, and c < b for b >= 2 so c·q < 2^32.
+        (c * u64::from(self.q)) as u32
+    }
+
+    /// After a butterfly stage: `x + t` and `x − t + 2q` with `x < b·q`, `t < 2q`.
+    pub(crate) fn after_stage(&mut self) {
+        self.b += 2;
+        debug_assert!(self.b <= self.headroom);
+    }
+}
+
+/// The largest number of halvings a last forward stage needs (the bound before it is below
+/// `2·17 + 1`, since `n <= 2^17`, and 6 halvings take any `b <= 64` to 1).
+const MAX_HALVINGS: usize = 6;
+
+/// A butterfly's twiddle operand: `w`, its Shoup companion, and the odd lanes' companions
+/// in the low halves (`shoup >> 32` per 64-bit lane, or `shoup` itself for a broadcast).
+#[derive(Clone, Copy)]
+struct Twiddle<V> {
+    w: V,
+    shoup: V,
+    shoup_odd: V,
+}
+
+/// The forward butterfly: `(x + t, x − t + 2q)` for `t = y·w mod q` in `[0, 2q)`.
+#[inline(always)]
+fn butterfly<L: Lanes>(
+    l: L,
+    x: L::V,
+    y: L::V,
+    tw: Twiddle<L::V>,
+    q: L::V,
+    two_q: L::V,
+) -> (L::V, L::V) {
+    let t = shoup_mul_lazy(l, y, tw.w, tw.shoup, tw.shoup_odd, q);
+    (l.add32(x, t), l.sub32(l.add32(x, two_q), t))
+}
+
+/// `min(x, x − c)` when the stage halves its inputs.
+#[inline(always)]
+fn maybe_halve<L: Lanes>(l: L, x: L::V, c: Option<L::V>) -> L::V {
+    match c {
+        Some(c) => reduce_once(l, x, c),
+        None => x,
+    }
+}
+
+/// The most stages below a vector (`log2(WIDTH)`: 4 for AVX-512, 3 for AVX2).
+const MAX_SMALL: usize = 4;
+
+/// Where the stages below a vector take their twiddles.
+#[derive(Clone, Copy)]
+enum SmallTwiddles<'a, V> {
+    /// The forward transform's: `WIDTH / h` distinct ones per chunk, from the tables (a
+    /// plain load at `h = 1`, a masked load and a permutation above).
+    Forward(&'a ShoupView<'a>),
+    /// The inverse transform's: the same vector in every chunk, one per stage.
+    Inverse([Twiddle<V>; MAX_SMALL]),
+}
+
+/// The `log2(WIDTH)` stages whose distance is below a vector, in one pass: each chunk of two
+/// vectors holds whole blocks of them, so it is loaded once, runs every stage in registers
+/// (one [`Lanes::restage`] between two stages) and is stored once. `halve[i]` halves stage
+/// `i`'s `x`; `last_halvings` (the forward transform's last stage) halve `x` before the last
+/// stage, whose outputs (`< 4q`) then go below `q`. (No closures here: a closure would not
+/// inherit the instruction set of the kernel that calls it, and its intrinsics would become
+/// calls.)
+///
+/// # Safety
+/// `a` holds a multiple of `2·WIDTH` elements, at most the tables' length.
+#[inline(always)]
+unsafe fn small_stages<L: Lanes, const FORWARD: bool>(
+    l: L,
+    a: &mut [u32],
+    halve: &[Option<L::V>; MAX_SMALL],
+    last_halvings: &[L::V],
+    q: L::V,
+    two_q: L::V,
+    twiddles: SmallTwiddles<'_, L::V>,
+) {
+    let width = L::WIDTH;
+    let n = a.len();
+    // log2(WIDTH) stages, distances WIDTH/2 down to 1 (forward) or 1 up to WIDTH/2: constants
+    // once the kernel is instantiated, so that the stage loop unrolls.
+    let count = L::WIDTH.trailing_zeros() as usize;
+    let log_h = |i: usize| if FORWARD { count - 1 - i } else { i };
+    let mut smalls = [l.small_stage(1); MAX_SMALL];
+    let mut restages = [l.restage_for(1, 1); MAX_SMALL];
+    for i in 0..count {
+        smalls[i] = l.small_stage(1 << log_h(i));
+        if i > 0 {
+            restages[i] = l.restage_for(1 << log_h(i - 1), 1 << log_h(i));
+        }
+    }
+    let reduce_out = !last_halvings.is_empty();
+    let ptr = a.as_mut_ptr();
+    for chunk in (0..n).step_by(2 * width) {
+        // SAFETY: chunk + 2·WIDTH <= n (a multiple of 2·WIDTH). Forward twiddles of stage i:
+        // entries g + chunk/(2h) .. + WIDTH/h with g = n/(2h), at most 2·g = n/h <= n.
+        unsafe {
+            let pa = ptr.add(chunk);
+            let pb = ptr.add(chunk + width);
+            let (mut x, mut y) = l.split(&smalls[0], l.load(pa), l.load(pb));
+            for i in 0..count {
+                if i > 0 {
+                    (x, y) = l.restage(&restages[i], x, y);
+                }
+                x = maybe_halve(l, x, halve[i]);
+                if i + 1 == count {
+                    for &c in last_halvings {
+                        x = reduce_once(l, x, c);
+                    }
+                }
+                let tw = match twiddles {
+                    SmallTwiddles::Forward(t) => {
+                        let first = (n + chunk) >> (log_h(i) + 1);
+                        let (w, shoup) = if log_h(i) == 0 && L::SEQUENTIAL_UNIT_STAGE {
+                            (
+                                l.load(t.forward.as_ptr().add(first)),
+                                l.load(t.forward_shoup.as_ptr().add(first)),
+                            )
+                        } else {
+                            (
+                                l.small_twiddles(&smalls[i], t.forward, first),
+                                l.small_twiddles(&smalls[i], t.forward_shoup, first),
+                            )
+                        };
+                        Twiddle {
+                            w,
+                            shoup,
+                            shoup_odd: l.shr64(shoup),
+                        }
+                    }
+                    SmallTwiddles::Inverse(tws) => tws[i],
+                };
+                (x, y) = butterfly(l, x, y, tw, q, two_q);
+            }
+            let (mut va, mut vb) = l.merge(&smalls[count - 1], x, y);
+            if reduce_out {
+                // Outputs < 4q: below q in two masked subtractions.
+                va = reduce_once(l, reduce_once(l, va, two_q), q);
+                vb = reduce_once(l, reduce_once(l, vb, two_q), q);
+            }
+            l.store(pa, va);
+            l.store(pb, vb);
+        }
+    }
+}
+
+/// The forward transform (see the [module documentation](self)).
+///
+/// # Safety
+/// `a.len()` is a power of two `>= 2·WIDTH`, and `t` holds `a.len()` entries per array
+/// ([`ShoupView::has_degree`]).
+#[inline(always)]
+pub(crate) unsafe fn forward<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a: &mut [u32]) {
+    let n = a.len();
+    let width = L::WIDTH;
+    let q = l.splat(modulus);
+    let two_q = l.splat(2 * modulus);
+    let mut bound = LazyBound::new(modulus);
+    let ptr = a.as_mut_ptr();
+    let (w, ws) = (t.forward.as_ptr(), t.forward_shoup.as_ptr());
+    let mut half = n / 2;
+    let mut groups = 1;
+    // Stages whose butterfly distance spans at least a vector: one broadcast twiddle a group.
+    while half >= width {
+        let halve = bound.halve_for_stage().map(|c| l.splat(c));
+        bound.after_stage();
+        for group in 0..groups {
+            // SAFETY: groups + group < 2·groups <= n: within the twiddle arrays.
+            let tw = unsafe {
+                let shoup = l.splat(*ws.add(groups + group));
+                Twiddle {
+                    w: l.splat(*w.add(groups + group)),
+                    shoup,
+                    shoup_odd: shoup,
+                }
+            };
+            let base = group * 2 * half;
+            for j in (0..half).step_by(width) {
+                // SAFETY: base + half + j + WIDTH <= (group + 1)·2·half <= n.
+                unsafe {
+                    let px = ptr.add(base + j);
+                    let py = ptr.add(base + half + j);
+                    let x = maybe_halve(l, l.load(px), halve);
+                    let (x, y) = butterfly(l, x, l.load(py), tw, q, two_q);
+                    l.store(px, x);
+                    l.store(py, y);
+                }
+            }
+        }
+        half /= 2;
+        groups *= 2;
+    }
+    // Stages below a vector, in one pass: per-lane twiddles, `WIDTH / h` distinct ones per
+    // chunk (a plain load at h = 1).
+    let mut halve = [None; MAX_SMALL];
+    let mut count = 0;
+    let mut halvings = [l.zero(); MAX_HALVINGS];
+    let mut last = 0;
+    while half >= 1 {
+        if half == 1 {
+            // The last stage: x below 2q so that the outputs are below 4q.
+            while bound.get() > 2 && last < MAX_HALVINGS {
+                halvings[last] = l.splat(bound.halve());
+                last += 1;
+            }
+        } else {
+            halve[count] = bound.halve_for_stage().map(|c| l.splat(c));
+        }
+        bound.after_stage();
+        count += 1;
+        half /= 2;
+    }
+    // SAFETY: a.len() is a multiple of 2·WIDTH and the tables' length.
+    unsafe {
+        small_stages::<L, true>(
+            l,
+            a,
+            &halve,
+            &halvings[..last],
+            q,
+            two_q,
+            SmallTwiddles::Forward(t),
+        )
+    };
+}
+
+/// The inverse transform (see the [module documentation](self)).
+///
+/// # Safety
+/// As [`forward`].
+#[inline(always)]
+pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a: &mut [u32]) {
+    let n = a.len();
+    let width = L::WIDTH;
+    let q = l.splat(modulus);
+    let two_q = l.splat(2 * modulus);
+    let mut bound = LazyBound::new(modulus);
+    let ptr = a.as_mut_ptr();
+    let mut half = 1;
+    // Distances below a vector, in one pass: the twiddle of lane l is inverse[h + l mod h],
+    // the same in every chunk (x lanes are the elements whose offset in their block is
+    // l mod h).
+    let mut halve = [None; MAX_SMALL];
+    let mut tws = [Twiddle {
+        w: l.zero(),
+        shoup: l.zero(),
+        shoup_odd: l.zero(),
+    }; MAX_SMALL];
+    let mut count = 0;
+    while half < width {
+        halve[count] = bound.halve_for_stage().map(|c| l.splat(c));
+        bound.after_stage();
+        let mut w = [0u32; 16];
+        let mut ws = [0u32; 16];
+        for lane in 0..width {
+            w[lane] = t.inverse[half + lane % half];
+            ws[lane] = t.inverse_shoup[half + lane % half];
+        }
+        // SAFETY: 16 >= WIDTH entries.
+        tws[count] = unsafe {
+            let shoup = l.load(ws.as_ptr());
+            Twiddle {
+                w: l.load(w.as_ptr()),
+                shoup,
+                shoup_odd: l.shr64(shoup),
+            }
+        };
+        count += 1;
+        half *= 2;
+    }
+    // SAFETY: a.len() is a multiple of 2·WIDTH.
+    unsafe { small_stages::<L, false>(l, a, &halve, &[], q, two_q, SmallTwiddles::Inverse(tws)) };
+    // Distances of a vector or more: a contiguous run of twiddles per stage, loaded once per
+    // offset j and used in every block.
+    while half < n {
+        let halve = bound.halve_for_stage().map(|c| l.splat(c));
+        bound.after_stage();
+        for j in (0..half).step_by(width) {
+            // SAFETY: half + j + WIDTH <= 2·half <= n: within the twiddle arrays.
+            let tw = unsafe {
+                let shoup = l.load(t.inverse_shoup.as_ptr().add(half + j));
+                Twiddle {
+                    w: l.load(t.inverse.as_ptr().add(half + j)),
+                    shoup,
+                    shoup_odd: l.shr64(shoup),
+                }
+            };
+            for base in (0..n).step_by(2 * half) {
+                // SAFETY: base + half + j + WIDTH <= base + 2·half <= n.
+                unsafe {
+                    let px = ptr.add(base + j);
+                    let py = ptr.add(base + half + j);
+                    let x = maybe_halve(l, l.load(px), halve);
+                    let (x, y) = butterfly(l, x, l.load(py), tw, q, two_q);
+                    l.store(px, x);
+                    l.store(py, y);
+                }
+            }
+        }
+        half *= 2;
+    }
+    // The twist and n^-1 in one Shoup product (any 32-bit input), then below q.
+    for i in (0..n).step_by(width) {
+        // SAFETY: i + WIDTH <= n, within `a` and the twist arrays.
+        unsafe {
+            let p = ptr.add(i);
+            let tws = l.load(t.twist_shoup.as_ptr().add(i));
+            let v = shoup_mul_lazy(
+                l,
+                l.load(p),
+                l.load(t.twist.as_ptr().add(i)),
+                tws,
+                l.shr64(tws),
+                q,
+            );
+            l.store(p, reduce_once(l, v, q));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walks the schedule of [`forward`] (and of [`inverse`], which runs the same stages
+    /// without the last one's extra halvings) as the kernels do, and checks at every step
+    /// that the worst value of each butterfly input and output stays below `2^32`.
+    fn certify(q: u32, log_n: u32) -> usize {
+        let limit = 1u64 << 32;
+        let q64 = u64::from(q);
+        let mut bound = LazyBound::new(q);
+        let mut halvings = 0;
+        for stage in 0..log_n {
+            if stage + 1 == log_n {
+                let mut last = 0;
+                while bound.get() > 2 {
+                    let c = u64::from(bound.halve());
+                    // min(x, x − c) on x < 2c: below c, and c < 2^32.
+                    assert!(c < limit);
+                    last += 1;
+                }
+                // The kernel has room for this many.
+                assert!(last <= MAX_HALVINGS, "q={q} n=2^{log_n}: {last} halvings");
+                halvings += last;
+            } else if let Some(c) = bound.halve_for_stage() {
+                assert!(u64::from(c) < limit);
+                halvings += 1;
+            }
+            let x = bound.get() * q64;
+            // x + t and x − t + 2q with t < 2q: below x + 2q.
+            assert!(x + 2 * q64 <= limit, "q={q} n=2^{log_n} stage {stage}");
+            bound.after_stage();
+        }
+        // The last forward stage leaves outputs below 4q: two masked subtractions.
+        assert!(bound.get() <= 4);
+        halvings
+    }
+
+    #[test]
+    fn bounds_are_certified_for_every_prime_size_and_degree() {
+        // The smallest and largest odd values of each size (the bound depends on q alone).
+        for bits in 2..=30 {
+            for q in [(1u32 << (bits - 1)) + 1, (1u32 << bits) - 1] {
+                for log_n in 1..=17 {
+                    certify(q, log_n);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_27_bit_primes_need_no_halving_before_the_last_stage() {
+        // SEAL's 27-bit primes at n = 4096: twelve stages below 2^32 without a reduction;
+        // the last stage halves x four times (23 → 12 → 6 → 3 → 2).
+        assert_eq!(certify(134_176_769, 12), 4);
+        // Near 2^30 (headroom 4) every stage halves once.
+        assert!(certify(1_073_741_789, 12) >= 11);
+    }
+
+    #[test]
+    fn halving_leaves_the_promised_bound() {
+        // min(x, x − c·q) for every x below b·q (small q so that the walk is exhaustive).
+        let q = 17u32;
+        for b in 2..40u64 {
+            let mut bound = LazyBound {
+                q,
+                headroom: u64::MAX,
+                b,
+            };
+            let c = bound.halve();
+            for x in 0..(b as u32 * q) {
+                let r = x.min(x.wrapping_sub(c));
+                assert!(u64::from(r) < bound.get() * u64::from(q));
+                assert_eq!(r % q, x % q);
+            }
+        }
+    }
+}
