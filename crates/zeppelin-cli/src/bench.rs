@@ -162,8 +162,9 @@ struct BenchReport {
     backend: &'static str,
 }
 
-/// Wall-clock times of `runs` calls of `op`, in microseconds, in call order.
-pub fn timings_us(runs: usize, mut op: impl FnMut() -> CliResult<()>) -> CliResult<Vec<f64>> {
+/// Wall-clock times of `runs` calls of `op`, in microseconds, in call order; stops at the
+/// first error.
+pub fn timings_us<E>(runs: usize, mut op: impl FnMut() -> Result<(), E>) -> Result<Vec<f64>, E> {
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let t0 = Instant::now();
