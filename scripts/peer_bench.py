@@ -39,7 +39,7 @@ import seal
 ROOT = Path(__file__).resolve().parents[1]
 ZEPPELIN_BIN = os.environ.get("ZEPPELIN_BIN", str(ROOT / "target" / "release" / "zeppelin"))
 PEER_BIN = os.environ.get(
-    "PEER_BIN", str(ROOT / "bench" / "peer" / "target" / "release" / "zeppelin-peer-bench"))
+    "PEER_BIN", str(ROOT / "target" / "release" / "zeppelin-peer-bench"))
 PEER_LOCK = ROOT / "bench" / "peer" / "Cargo.lock"
 N, T = 4096, 65537
 NTT_SIZES = (4096, 8192, 16384)

@@ -19,8 +19,10 @@ if [ ! -x "$python" ]; then
 fi
 
 cargo build --release -q -p zeppelin-cli
-cargo build --release -q --locked --manifest-path bench/peer/Cargo.toml
+# The root target directory: the crates both builds share (same versions, features and release
+# profile) are compiled once.
+cargo build --release -q --locked --manifest-path bench/peer/Cargo.toml --target-dir target
 
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" \
-PEER_BIN="$PWD/bench/peer/target/release/zeppelin-peer-bench" \
+PEER_BIN="$PWD/target/release/zeppelin-peer-bench" \
     exec "$python" scripts/peer_bench.py "$@"
