@@ -436,7 +436,7 @@ def draw(report, path):
     from matplotlib.patches import Patch
     handles = [Patch(color=c, label=PEER_NAME[k]) for k, c in colors.items()]
     handles.append(Line2D([0], [0], color="black", lw=2, label="issue 12 goal"))
-    ax.legend(handles=handles, loc="lower right", fontsize=8)
+    ax.legend(handles=handles, loc="upper right", fontsize=8)
     m = report["machine"]
     ax.set_title(f"Zeppelin vs peers, medians of one interleaved run ({report['form']} form)\n"
                  f"{m['cpu']}, {m['cores']} cores, backend {report['ours_backend']}", fontsize=9)
