@@ -20,8 +20,9 @@ fi
 
 cargo build --release -q -p zeppelin-cli
 # The root target directory: the crates both builds share (same versions, features and release
-# profile) are compiled once.
-cargo build --release -q --locked --manifest-path bench/peer/Cargo.toml --target-dir target
+# profile) are compiled once. Not --locked: when a library gains a dependency, cargo adds it to
+# bench/peer/Cargo.lock and keeps every other version.
+cargo build --release -q --manifest-path bench/peer/Cargo.toml --target-dir target
 
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" \
 PEER_BIN="$PWD/target/release/zeppelin-peer-bench" \
