@@ -3,6 +3,8 @@
 #  1. BFV: device encrypts -> SEAL server computes (square, relinearize, rotate, mod switch)
 #     -> device decrypts, every slot checked (scripts/demo.py).
 #  2. The OpenFHE-exact EvalMult + BV relinearization engine on the shared OpenFHE vectors.
+#  3. The peer benchmark: the NTT and the client against tfhe-ntt, fhe.rs and SEAL in one run
+#     (scripts/peer_bench.sh; its report goes to a temporary directory, not reports/bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,5 +21,5 @@ out="$(mktemp -d)"
 "$ZEPPELIN_BIN" evalmult --in "$vectors" --out "$out" --check
 
 echo
-echo "== 3. Zeppelin device code vs SEAL on this host =="
-.venv/bin/python scripts/bench_vs_seal.py
+echo "== 3. Zeppelin vs tfhe-ntt, fhe.rs and SEAL on this host =="
+bash scripts/peer_bench.sh --out "$out/peer-bench"

@@ -61,6 +61,10 @@ pub enum Operation {
     GaloisKeys,
     /// Galois elements for `--steps`.
     Steps,
+    /// Building an NTT table (`bench`).
+    NttTable,
+    /// An NTT transform (`bench`).
+    Ntt,
 }
 
 impl fmt::Display for Operation {
@@ -87,6 +91,8 @@ impl fmt::Display for Operation {
             Operation::RelinKeys => "relinearization keys",
             Operation::GaloisKeys => "Galois keys",
             Operation::Steps => "--steps",
+            Operation::NttTable => "NTT table",
+            Operation::Ntt => "NTT",
         })
     }
 }

@@ -66,7 +66,7 @@ enum Command {
     Evalmult(evalmult::EvalmultArgs),
     /// Ring-binary-LWE public-key encryption (CPA or CCA2) with files: keygen, encrypt, decrypt.
     Rblwe(rblwe::RblweArgs),
-    /// Median timings of the device operations on this host (set beside SEAL by scripts/bench_vs_seal.py).
+    /// Median timings of the device operations on this host (set beside SEAL, fhe.rs and tfhe-ntt by scripts/peer_bench.sh).
     Bench(bench::BenchArgs),
 }
 
