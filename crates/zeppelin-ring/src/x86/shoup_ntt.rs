@@ -345,21 +345,14 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
     }
     // SAFETY: a.len() is a multiple of 2·WIDTH.
     unsafe { small_stages::<L, false>(l, a, &halve, &[], q, two_q, SmallTwiddles::Inverse(tws)) };
-    // Distances of a vector or more: a contiguous run of twiddles per stage, loaded once per
-    // offset j and used in every block.
-    while half < n {
+    // Distances of a vector or more, but the last: a contiguous run of twiddles per stage,
+    // loaded once per offset j and used in every block.
+    while half < n / 2 {
         let halve = bound.halve_for_stage().map(|c| l.splat(c));
         bound.after_stage();
         for j in (0..half).step_by(width) {
             // SAFETY: half + j + WIDTH <= 2·half <= n: within the twiddle arrays.
-            let tw = unsafe {
-                let shoup = l.load(t.inverse_shoup.as_ptr().add(half + j));
-                Twiddle {
-                    w: l.load(t.inverse.as_ptr().add(half + j)),
-                    shoup,
-                    shoup_odd: l.shr64(shoup),
-                }
-            };
+            let tw = unsafe { inverse_twiddle(l, t, half + j) };
             for base in (0..n).step_by(2 * half) {
                 // SAFETY: base + half + j + WIDTH <= base + 2·half <= n.
                 unsafe {
@@ -374,21 +367,53 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
         }
         half *= 2;
     }
-    // The twist and n^-1 in one Shoup product (any 32-bit input), then below q.
-    for i in (0..n).step_by(width) {
-        // SAFETY: i + WIDTH <= n, within `a` and the twist arrays.
+    // The last stage (half = n/2 >= WIDTH, since n >= 2·WIDTH), its outputs multiplied on the
+    // way out by the twist and n^-1 (one Shoup product, any 32-bit input) and brought below q:
+    // no separate pass over the data.
+    let halve = bound.halve_for_stage().map(|c| l.splat(c));
+    bound.after_stage();
+    for j in (0..half).step_by(width) {
+        // SAFETY: j + WIDTH <= half and half + j + WIDTH <= n: within `a` and the tables.
         unsafe {
-            let p = ptr.add(i);
-            let tws = l.load(t.twist_shoup.as_ptr().add(i));
-            let v = shoup_mul_lazy(
-                l,
-                l.load(p),
-                l.load(t.twist.as_ptr().add(i)),
-                tws,
-                l.shr64(tws),
-                q,
-            );
-            l.store(p, reduce_once(l, v, q));
+            let tw = inverse_twiddle(l, t, half + j);
+            let px = ptr.add(j);
+            let py = ptr.add(half + j);
+            let x = maybe_halve(l, l.load(px), halve);
+            let (x, y) = butterfly(l, x, l.load(py), tw, q, two_q);
+            l.store(px, twist(l, t, j, x, q));
+            l.store(py, twist(l, t, half + j, y, q));
+        }
+    }
+}
+
+/// `v·n^-1·ψ^-i mod q` in `[0, q)` for the lanes `i = at..at + WIDTH` (a function, not a
+/// closure: a closure would not inherit the kernel's instruction set).
+///
+/// # Safety
+/// `at + WIDTH <= n`, the tables' length.
+#[inline(always)]
+unsafe fn twist<L: Lanes>(l: L, t: &ShoupView<'_>, at: usize, v: L::V, q: L::V) -> L::V {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let shoup = l.load(t.twist_shoup.as_ptr().add(at));
+        let w = l.load(t.twist.as_ptr().add(at));
+        reduce_once(l, shoup_mul_lazy(l, v, w, shoup, l.shr64(shoup), q), q)
+    }
+}
+
+/// The inverse's twiddle vector at `inverse[at..at + WIDTH]`.
+///
+/// # Safety
+/// `at + WIDTH <= n`, the tables' length.
+#[inline(always)]
+unsafe fn inverse_twiddle<L: Lanes>(l: L, t: &ShoupView<'_>, at: usize) -> Twiddle<L::V> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let shoup = l.load(t.inverse_shoup.as_ptr().add(at));
+        Twiddle {
+            w: l.load(t.inverse.as_ptr().add(at)),
+            shoup,
+            shoup_odd: l.shr64(shoup),
         }
     }
 }
