@@ -44,6 +44,12 @@ echo "== SEAL interoperability =="
 cargo build --release -q -p zeppelin-cli
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" .venv/bin/python -m pytest -q tests/interop
 
+echo "== peer benchmark, short form (full form: bash scripts/peer_bench.sh) =="
+# The report checks, then the pipeline itself: bench/peer (tfhe-ntt, fhe.rs; its own workspace)
+# is built and every row timed once beside SEAL; no speed goal is asserted here.
+.venv/bin/python -m pytest -q tests/bench
+bash scripts/peer_bench.sh --short
+
 echo "== Cortex-M55 firmware (QEMU mps3-an547) =="
 bash firmware/m55/run.sh
 
