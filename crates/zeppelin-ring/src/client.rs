@@ -5,11 +5,12 @@
 //! The arguments are primitive (moduli, Montgomery constants, rows): the scheme's parameter
 //! tables live in the `zeppelin` crate, which derives every constant (see its `behz` and
 //! `sampler` modules for the derivations). [`crate::Portable`] is the reference (the scalar
-//! loops); Helium has assembly kernels; the x86-64 backends delegate to `Portable` (a
-//! device-side kernel, not worth vectors on a server).
+//! loops); Helium has assembly kernels; the x86-64 backends have AVX2/AVX-512 kernels (the
+//! same client code runs on gateways and servers).
 //!
-//! All three handle secret data: masks only, no branch on data, no division, no indexed load
-//! (the binary audit of `firmware/m55` checks the copies the device runs).
+//! The BEHZ and CDT kernels handle secret data: masks only, no branch on data, no division,
+//! no indexed load (the binary audit of `firmware/m55` checks the copies the device runs).
+//! [`ClientKernels::uniform_accept`] runs on the public stream only.
 
 use crate::error::RingError;
 use crate::modulus::{Modulus, Mont};
@@ -84,4 +85,16 @@ pub trait ClientKernels: NttBackend {
     /// sample `−B + #{k : r >= cdt[k]}` of a CDT over `[−B, B]`. Entries must be at most
     /// `2^31` (larger ones give results that may differ between backends).
     fn cdt_scan<const L: usize>(&self, words: &[u32; L], cdt: &[u32], base: i32, out: &mut [i8; L]);
+
+    /// The rejection step of the uniform sampler, for PUBLIC keystream only: the
+    /// little-endian words of `words` (its length rounded down to a multiple of 4) are read
+    /// in order, and each candidate `w & mask` below `q` is appended to `out`; reading stops
+    /// right after the word that fills `out`, or at the end of `words`. Returns
+    /// `(words read, residues written)`, equal on every backend.
+    ///
+    /// Its running time depends on how many candidates are rejected, which is a function of
+    /// the public stream only (the uniform mask `a`, whose seed travels in the clear).
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+        crate::portable::uniform_accept(words, mask, q, out)
+    }
 }

@@ -496,10 +496,78 @@ fn check_cdt_scan<B: Backend>(b: B) {
             assert_eq!(i32::from(s), base - below, "w={w:#x}");
         }
     }
+    // Blocks of 8 (shorter than an AVX-512 vector: all tail) and 40 (vectors and a tail).
+    for chunk in words.chunks_exact(40) {
+        let wide: &[u32; 40] = chunk.try_into().unwrap();
+        let (mut ours, mut theirs) = ([0i8; 40], [0i8; 40]);
+        b.cdt_scan(wide, &cdt, base, &mut ours);
+        Portable.cdt_scan(wide, &cdt, base, &mut theirs);
+        assert_eq!(ours, theirs, "{}", b.name());
+        let narrow: &[u32; 8] = chunk[..8].try_into().unwrap();
+        let (mut ours, mut theirs) = ([0i8; 8], [0i8; 8]);
+        b.cdt_scan(narrow, &cdt, base, &mut ours);
+        Portable.cdt_scan(narrow, &cdt, base, &mut theirs);
+        assert_eq!(ours, theirs, "{}", b.name());
+    }
     // An empty table: every sample is `base`.
     let (mut out, block) = ([0i8; 8], [7u32; 8]);
     b.cdt_scan(&block, &[], 5, &mut out);
     assert_eq!(out, [5; 8]);
+}
+
+/// The uniform sampler's rejection step: `Portable` equals the plain loop (read word by
+/// word, keep `w & mask < q`, stop once `out` is full), every backend equals `Portable` in
+/// what it writes and in how many words it reads, for output lengths around the vector
+/// widths, inputs that run out first, and acceptance rates from almost none to all.
+fn check_uniform_accept<B: Backend>(b: B) {
+    let mut rng = StdRng::seed_from_u64(13);
+    for &q in &[
+        134_176_769u32,
+        65_537,
+        3,
+        2_147_483_647,
+        1 << 31,
+        4_294_967_291,
+        1,
+    ] {
+        let mask = if q <= 1 {
+            0
+        } else {
+            u32::MAX >> (q - 1).leading_zeros()
+        };
+        let mut bytes = vec![0u8; 4 * 700 + 3];
+        rng.fill(&mut bytes[..]);
+        for out_len in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 500, 1000] {
+            for words_len in [0, 5, 16, 64, 333, 700] {
+                let words = &bytes[..4 * words_len + 3];
+                let (mut ours, mut theirs) = (vec![0u32; out_len], vec![0u32; out_len]);
+                let got = b.uniform_accept(words, mask, q, &mut ours);
+                let want = Portable.uniform_accept(words, mask, q, &mut theirs);
+                assert_eq!(
+                    got,
+                    want,
+                    "{} q={q} out={out_len} words={words_len}",
+                    b.name()
+                );
+                assert_eq!(ours[..got.1], theirs[..want.1], "{}", b.name());
+                // The definition.
+                let mut expected = Vec::new();
+                let mut read = 0;
+                for w in words.chunks_exact(4) {
+                    if expected.len() == out_len {
+                        break;
+                    }
+                    read += 1;
+                    let c = u32::from_le_bytes(w.try_into().unwrap()) & mask;
+                    if c < q {
+                        expected.push(c);
+                    }
+                }
+                assert_eq!(want, (read, expected.len()));
+                assert_eq!(theirs[..want.1], expected[..]);
+            }
+        }
+    }
 }
 
 /// The suite for one backend, from an expression giving `Option<backend>` (`None`: this CPU
@@ -551,6 +619,10 @@ macro_rules! backend_suite {
             #[test]
             fn cdt_scan_matches_portable_and_definition() {
                 backend().map(check_cdt_scan);
+            }
+            #[test]
+            fn uniform_accept_matches_portable_and_definition() {
+                backend().map(check_uniform_accept);
             }
         }
     };

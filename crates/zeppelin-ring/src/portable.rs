@@ -361,17 +361,43 @@ impl ClientKernels for Portable {
                 "L must be a positive multiple of 8"
             )
         };
-        for (o, &w) in out.iter_mut().zip(words) {
-            let r = w & GAMMA_MASK;
-            let mut count = base;
-            for &c in cdt {
-                // −1 when r < c: all comparisons, masks only.
-                count += ct::mask_lt(r, c) as i32;
-            }
-            *o = count as i8;
+        cdt_scan_words(words, cdt, base, out);
+    }
+}
+
+/// The scalar CDT scan of [`ClientKernels::cdt_scan`] on slices (the pairs up to the shorter
+/// length), which the vector backends use for their tails.
+#[inline(always)]
+pub(crate) fn cdt_scan_words(words: &[u32], cdt: &[u32], base: i32, out: &mut [i8]) {
+    for (o, &w) in out.iter_mut().zip(words) {
+        let r = w & GAMMA_MASK;
+        let mut count = base;
+        for &c in cdt {
+            // −1 when r < c: all comparisons, masks only.
+            count += ct::mask_lt(r, c) as i32;
         }
+        *o = count as i8;
     }
 }
 
 /// `γ − 1` for `γ = 2^31`: the BEHZ redundant modulus and the CDT's fixed-point range.
 const GAMMA_MASK: u32 = (1 << 31) - 1;
+
+/// [`ClientKernels::uniform_accept`], the scalar loop every backend's result equals (and the
+/// one that finishes a vector kernel's tail). Public data only: it branches on rejections.
+pub(crate) fn uniform_accept(words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+    let mut written = 0;
+    let mut read = 0;
+    for word in words.chunks_exact(4) {
+        if written == out.len() {
+            break;
+        }
+        read += 1;
+        let candidate = u32::from_le_bytes([word[0], word[1], word[2], word[3]]) & mask;
+        if candidate < q {
+            out[written] = candidate;
+            written += 1;
+        }
+    }
+    (read, written)
+}

@@ -213,7 +213,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             let q = table.modulus();
             let rows = i * P::N..(i + 1) * P::N;
             let a_hat = &mut p1[rows.clone()];
-            sample_uniform(&mut prng_a, q, a_hat);
+            sample_uniform(&mut prng_a, q, a_hat, &ntt);
             lift_small(q, ws.small[0].as_ref(), poly);
             ntt.forward(&table.view(), poly)?;
             let s_hat = &sk.ntt_residues()[rows.clone()];
@@ -320,10 +320,10 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             let rows = i * P::N..(i + 1) * P::N;
             let q = table.modulus();
             match c1.as_deref_mut() {
-                None => sample_uniform(&mut prng_a, q, poly),
+                None => sample_uniform(&mut prng_a, q, poly, &ntt),
                 Some(c1) => {
                     let a = &mut c1[rows.clone()];
-                    sample_uniform(&mut prng_a, q, a);
+                    sample_uniform(&mut prng_a, q, a, &ntt);
                     poly.copy_from_slice(a);
                     ntt.forward(&table.view(), poly)?;
                 }
@@ -418,7 +418,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         let mut prng_a = PublicPrng::<A>::new(seed);
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let row = &mut c1[i * P::N..(i + 1) * P::N];
-            sample_uniform(&mut prng_a, table.modulus(), row);
+            sample_uniform(&mut prng_a, table.modulus(), row, &ntt);
             ntt.inverse(&table.view(), row)?;
         }
         Ok(())
@@ -501,7 +501,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         ws.aux.as_mut().fill(0);
         let mut prng_a = PublicPrng::<A>::new(ct.seed());
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            sample_uniform(&mut prng_a, table.modulus(), ws.poly.as_mut());
+            sample_uniform(&mut prng_a, table.modulus(), ws.poly.as_mut(), &ntt);
             let c0 = &ct.c0()[i * P::N..(i + 1) * P::N];
             Self::accumulate_prime(sk, lc, i, c0, acc_t, ws)?;
         }

@@ -65,6 +65,19 @@ pub(crate) trait Lanes: Copy {
     fn gt_u32(self, a: Self::V, b: Self::V) -> Self::Mask;
     /// `a − b` in the lanes of `mask`, `src` elsewhere.
     fn select_sub(self, src: Self::V, mask: Self::Mask, a: Self::V, b: Self::V) -> Self::V;
+    /// `v − 1` in the lanes of `mask`, `v` elsewhere (no branch: a masked or plain add).
+    fn decrement_where(self, v: Self::V, mask: Self::Mask) -> Self::V;
+    /// Stores the lanes of `v` selected by `mask`, in lane order, at `p`; returns how many
+    /// (the lanes after them may be overwritten with anything).
+    ///
+    /// # Safety
+    /// `p` valid for writing `WIDTH` `u32` (unaligned).
+    unsafe fn compress_store(self, p: *mut u32, mask: Self::Mask, v: Self::V) -> usize;
+    /// Stores the low byte of every lane (`WIDTH` bytes, in lane order) at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for writing `WIDTH` bytes (unaligned).
+    unsafe fn store_low_bytes(self, p: *mut i8, v: Self::V);
 
     /// The permutations of a stage with butterfly distance `h` in {1, 2, 4, 8} (at most
     /// `WIDTH`).
@@ -382,6 +395,62 @@ pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
     done
 }
 
+/// [`crate::ClientKernels::cdt_scan`] on the whole vectors of `words`; returns how many
+/// words that is. Constant time: every word is compared with every entry, the counts move
+/// by masks, and no address depends on a word.
+#[inline(always)]
+pub(crate) fn cdt_scan<L: Lanes>(
+    l: L,
+    words: &[u32],
+    cdt: &[u32],
+    base: i32,
+    out: &mut [i8],
+) -> usize {
+    let low31 = l.splat((1 << 31) - 1);
+    let start = l.splat(base as u32);
+    let done = words.len().min(out.len()) / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        let r = l.and(unsafe { l.load(words.as_ptr().add(j)) }, low31);
+        let mut count = start;
+        for &c in cdt {
+            // r < c as c > r (both below 2^32, unsigned): −1 in those lanes.
+            count = l.decrement_where(count, l.gt_u32(l.splat(c), r));
+        }
+        // SAFETY: j + WIDTH <= done <= out.len().
+        unsafe { l.store_low_bytes(out.as_mut_ptr().add(j), count) };
+    }
+    done
+}
+
+/// [`crate::ClientKernels::uniform_accept`]: whole vectors while a full vector of accepted
+/// candidates cannot fill `out` (so every word of the vector is read, as the scalar loop
+/// reads it), the rest by the scalar loop. Public data only.
+#[inline(always)]
+pub(crate) fn uniform_accept<L: Lanes>(
+    l: L,
+    words: &[u8],
+    mask: u32,
+    q: u32,
+    out: &mut [u32],
+) -> (usize, usize) {
+    let available = words.len() / 4;
+    let (mask_v, q_v) = (l.splat(mask), l.splat(q));
+    let (mut read, mut written) = (0, 0);
+    while read + L::WIDTH <= available && written + L::WIDTH < out.len() {
+        // SAFETY: words 4·read .. 4·(read + WIDTH) are in `words`, and out[written..] has
+        // more than WIDTH elements (the loop condition).
+        unsafe {
+            let candidate = l.and(l.load(words.as_ptr().add(4 * read).cast()), mask_v);
+            let accepted = l.gt_u32(q_v, candidate);
+            written += l.compress_store(out.as_mut_ptr().add(written), accepted, candidate);
+        }
+        read += L::WIDTH;
+    }
+    let (r, w) = crate::portable::uniform_accept(&words[4 * read..], mask, q, &mut out[written..]);
+    (read + r, written + w)
+}
+
 /// `x mod q` for `x < 2^32` per lane (Barrett with `μ = floor(2^32 / q)` in every lane).
 #[inline(always)]
 fn reduce_u32<L: Lanes>(l: L, x: L::V, q: L::V, mu: L::V) -> L::V {
@@ -622,6 +691,32 @@ macro_rules! simd_backend {
             ) -> usize {
                 // SAFETY: the caller's contract.
                 unsafe { super::lanes::pointwise::<Self, ACCUMULATE>(self, m, a, b, out, len) }
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
+            unsafe fn cdt_kernel(
+                self,
+                words: &[u32],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8],
+            ) -> usize {
+                super::lanes::cdt_scan(self, words, cdt, base, out)
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
+            unsafe fn uniform_kernel(
+                self,
+                words: &[u8],
+                mask: u32,
+                q: u32,
+                out: &mut [u32],
+            ) -> (usize, usize) {
+                super::lanes::uniform_accept(self, words, mask, q, out)
             }
 
             /// # Safety
@@ -883,9 +978,8 @@ macro_rules! simd_backend {
             }
         }
 
-        /// The device client's kernels: delegated to [`crate::Portable`] (scalar), since a
-        /// server runs them once per decryption and the client's hot loops are the NTT and the
-        /// pointwise products above.
+        /// The device client's kernels: the CDT scan and the uniform sampler's rejection
+        /// step in vectors; the BEHZ tail still the portable loop.
         impl $crate::ClientKernels for $T {
             fn behz_accumulate(
                 &self,
@@ -934,8 +1028,20 @@ macro_rules! simd_backend {
                 base: i32,
                 out: &mut [i8; L],
             ) {
-                // No vector kernel: the portable scan (see the impl).
-                $crate::Portable.cdt_scan(words, cdt, base, out)
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe { self.cdt_kernel(words, cdt, base, out) };
+                $crate::portable::cdt_scan_words(&words[done..], cdt, base, &mut out[done..]);
+            }
+
+            fn uniform_accept(
+                &self,
+                words: &[u8],
+                mask: u32,
+                q: u32,
+                out: &mut [u32],
+            ) -> (usize, usize) {
+                // SAFETY: `self` proves the instruction set.
+                unsafe { self.uniform_kernel(words, mask, q, out) }
             }
         }
     };

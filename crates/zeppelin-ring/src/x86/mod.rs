@@ -269,4 +269,8 @@ impl ClientKernels for Auto {
     ) {
         dispatch!(self, b => b.cdt_scan(words, cdt, base, out))
     }
+
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+        dispatch!(self, b => b.uniform_accept(words, mask, q, out))
+    }
 }
