@@ -97,4 +97,30 @@ pub trait ClientKernels: NttBackend {
     fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
         crate::portable::uniform_accept(words, mask, q, out)
     }
+
+    /// The last step of BFV encryption for one prime `q`: with
+    /// `Δm_j = mont_q(m_j, delta_mont) + carry_j mod q` (the scaled plaintext: `m_j·[Q/t]_q`
+    /// plus the rounding carry, which does not depend on `q`) and `e_j mod q`,
+    ///
+    /// ```text
+    /// NEGATE_ERROR:  row_j ← (Δm_j − row_j) − e_j mod q    (symmetric: c0 = Δm − a·s − e)
+    /// otherwise:     row_j ← (row_j + e_j) + Δm_j mod q    (public key: c0 = p0·u + e1 + Δm)
+    /// ```
+    ///
+    /// Defined (and equal across backends) when `m_j, carry_j, row_j < q`, `delta_mont < q`
+    /// and `|e_j| < q`. Secret data (message, error): masks only.
+    ///
+    /// Errors: rows of different lengths.
+    fn encrypt_finish(
+        &self,
+        q: &Modulus,
+        delta_mont: Mont,
+        plain: &[u32],
+        carry: &[u32],
+        error: &[i8],
+        row: &mut [u32],
+        negate_error: bool,
+    ) -> Result<(), RingError> {
+        crate::portable::encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
+    }
 }

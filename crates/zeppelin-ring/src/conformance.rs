@@ -515,6 +515,59 @@ fn check_cdt_scan<B: Backend>(b: B) {
     assert_eq!(out, [5; 8]);
 }
 
+/// The last step of encryption: `Portable` equals `u64` arithmetic on the definition, every
+/// backend equals `Portable`, both signs of the error term, lengths around the widths.
+fn check_encrypt_finish<B: Backend>(b: B) {
+    let mut rng = StdRng::seed_from_u64(14);
+    for q in [134_176_769u32, 268_369_921, 1_061_093_377, 12_289] {
+        let qm = Modulus::new(q).unwrap();
+        for len in LENGTHS {
+            let delta = rng.gen_range(0..q);
+            let plain = random_below(&mut rng, q.min(65_537), len);
+            let carry = random_below(&mut rng, q.min(65_538), len);
+            let row = random_below(&mut rng, q, len);
+            let mut error: Vec<i8> = (0..len).map(|_| rng.gen_range(-21..=21)).collect();
+            if len > 2 {
+                error[0] = i8::MIN;
+                error[1] = i8::MAX;
+            }
+            for negate in [false, true] {
+                let (mut ours, mut theirs) = (row.clone(), row.clone());
+                let d = Mont::from_word(delta);
+                b.encrypt_finish(&qm, d, &plain, &carry, &error, &mut ours, negate)
+                    .unwrap();
+                Portable
+                    .encrypt_finish(&qm, d, &plain, &carry, &error, &mut theirs, negate)
+                    .unwrap();
+                assert_eq!(ours, theirs, "{} q={q} len={len} negate={negate}", b.name());
+                for j in 0..len {
+                    let qq = u64::from(q);
+                    let dm = (mont_exact(plain[j], delta, q) as u64 + u64::from(carry[j])) % qq;
+                    let e = (i64::from(error[j])).rem_euclid(q as i64) as u64;
+                    let x = u64::from(row[j]);
+                    let want = if negate {
+                        (dm + 2 * qq - x - e) % qq
+                    } else {
+                        (x + e + dm) % qq
+                    };
+                    assert_eq!(u64::from(theirs[j]), want);
+                }
+            }
+        }
+    }
+    assert!(b
+        .encrypt_finish(
+            &Modulus::new(12_289).unwrap(),
+            Mont::ZERO,
+            &[0; 8],
+            &[0; 8],
+            &[0; 7],
+            &mut [0; 8],
+            true
+        )
+        .is_err());
+}
+
 /// The uniform sampler's rejection step: `Portable` equals the plain loop (read word by
 /// word, keep `w & mask < q`, stop once `out` is full), every backend equals `Portable` in
 /// what it writes and in how many words it reads, for output lengths around the vector
@@ -619,6 +672,10 @@ macro_rules! backend_suite {
             #[test]
             fn cdt_scan_matches_portable_and_definition() {
                 backend().map(check_cdt_scan);
+            }
+            #[test]
+            fn encrypt_finish_matches_portable_and_definition() {
+                backend().map(check_encrypt_finish);
             }
             #[test]
             fn uniform_accept_matches_portable_and_definition() {

@@ -283,6 +283,11 @@ pub(crate) fn key_switch<const TENSOR: bool>(
 }
 
 /// The BEHZ rows' common length, or the first mismatch.
+/// Errors unless the four lengths are equal (the shape check of the client kernels).
+pub(crate) fn check_behz_lengths(lens: [usize; 4]) -> Result<(), RingError> {
+    same_lengths(lens).map(|_| ())
+}
+
 fn same_lengths(lens: [usize; 4]) -> Result<usize, RingError> {
     for found in lens {
         RingError::check_len(lens[0], found)?;
@@ -400,4 +405,29 @@ pub(crate) fn uniform_accept(words: &[u8], mask: u32, q: u32, out: &mut [u32]) -
         }
     }
     (read, written)
+}
+
+/// [`ClientKernels::encrypt_finish`], the scalar loop (and the vector kernels' tail).
+pub(crate) fn encrypt_finish(
+    q: &Modulus,
+    delta_mont: Mont,
+    plain: &[u32],
+    carry: &[u32],
+    error: &[i8],
+    row: &mut [u32],
+    negate_error: bool,
+) -> Result<(), RingError> {
+    same_lengths([row.len(), plain.len(), carry.len(), error.len()])?;
+    let qv = q.value();
+    for (((x, &m), &c), &e) in row.iter_mut().zip(plain).zip(carry).zip(error) {
+        let dm = q.add(q.mul_mont_constant(m, delta_mont), c);
+        let v = e as i32 as u32;
+        let e = v.wrapping_add(qv & ct::mask_from_msb(v));
+        *x = if negate_error {
+            q.sub(q.sub(dm, *x), e)
+        } else {
+            q.add(q.add(*x, e), dm)
+        };
+    }
+    Ok(())
 }

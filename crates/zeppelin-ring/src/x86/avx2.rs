@@ -189,6 +189,11 @@ impl Lanes for Avx2 {
         }
     }
     #[inline(always)]
+    unsafe fn load_i8(self, p: *const i8) -> __m256i {
+        // SAFETY: AVX2 detected; `p` valid for 8 reads (the caller's contract).
+        unsafe { _mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast())) }
+    }
+    #[inline(always)]
     unsafe fn store_low_bytes(self, p: *mut i8, v: __m256i) {
         // SAFETY: AVX2 detected; `p` valid for 8 writes (the caller's contract).
         unsafe {

@@ -203,6 +203,11 @@ impl Lanes for Avx512 {
         mask.count_ones() as usize
     }
     #[inline(always)]
+    unsafe fn load_i8(self, p: *const i8) -> __m512i {
+        // SAFETY: AVX-512F detected; `p` valid for 16 reads (the caller's contract).
+        unsafe { _mm512_cvtepi8_epi32(_mm_loadu_si128(p.cast())) }
+    }
+    #[inline(always)]
     unsafe fn store_low_bytes(self, p: *mut i8, v: __m512i) {
         // SAFETY: AVX-512F detected; `p` valid for 16 writes (the caller's contract).
         unsafe { _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v)) }

@@ -73,6 +73,11 @@ pub(crate) trait Lanes: Copy {
     /// # Safety
     /// `p` valid for writing `WIDTH` `u32` (unaligned).
     unsafe fn compress_store(self, p: *mut u32, mask: Self::Mask, v: Self::V) -> usize;
+    /// `WIDTH` signed bytes at `p`, sign-extended to 32-bit lanes.
+    ///
+    /// # Safety
+    /// `p` valid for reading `WIDTH` bytes (unaligned).
+    unsafe fn load_i8(self, p: *const i8) -> Self::V;
     /// Stores the low byte of every lane (`WIDTH` bytes, in lane order) at `p`.
     ///
     /// # Safety
@@ -423,6 +428,157 @@ pub(crate) fn cdt_scan<L: Lanes>(
     done
 }
 
+/// `a + b mod q` per lane for `a, b < q` ([`Modulus::add`]).
+#[inline(always)]
+fn add_mod<L: Lanes>(l: L, a: L::V, b: L::V, q: L::V) -> L::V {
+    reduce_once(l, l.add32(a, b), q)
+}
+
+/// `a − b mod q` per lane for `a, b < q` ([`Modulus::sub`]).
+#[inline(always)]
+fn sub_mod<L: Lanes>(l: L, a: L::V, b: L::V, q: L::V) -> L::V {
+    reduce_once(l, l.sub32(l.add32(a, q), b), q)
+}
+
+/// `mont_q(a, b)` in `[0, q)` per lane by a broadcast constant ([`Modulus::mont_mul`]).
+#[inline(always)]
+fn mont_mul_by<L: Lanes>(l: L, a: L::V, b: (L::V, L::V), c: &Consts<L::V>) -> L::V {
+    reduce_once(l, mont_mul_lazy_by(l, a, b.0, b.1, c), c.q)
+}
+
+/// [`crate::ClientKernels::encrypt_finish`] on the whole vectors; returns how many elements
+/// that is. Secret data: lane arithmetic and masks only.
+#[inline(always)]
+pub(crate) fn encrypt_finish<L: Lanes, const NEGATE: bool>(
+    l: L,
+    q: &Modulus,
+    delta_mont: u32,
+    plain: &[u32],
+    carry: &[u32],
+    error: &[i8],
+    row: &mut [u32],
+) -> usize {
+    let c = consts(l, q);
+    let delta = by_constant(l, q, delta_mont);
+    let len = row.len().min(plain.len()).min(carry.len()).min(error.len());
+    let done = len / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= every length.
+        unsafe {
+            let m = l.load(plain.as_ptr().add(j));
+            let dm = add_mod(
+                l,
+                mont_mul_by(l, m, delta, &c),
+                l.load(carry.as_ptr().add(j)),
+                c.q,
+            );
+            // e mod q: for e < 0 the wrapped e + q is the smaller of the two.
+            let e = l.load_i8(error.as_ptr().add(j));
+            let e = l.min_u32(e, l.add32(e, c.q));
+            let p = row.as_mut_ptr().add(j);
+            let x = l.load(p);
+            let y = if NEGATE {
+                sub_mod(l, sub_mod(l, dm, x, c.q), e, c.q)
+            } else {
+                add_mod(l, add_mod(l, x, e, c.q), dm, c.q)
+            };
+            l.store(p, y);
+        }
+    }
+    done
+}
+
+/// [`crate::ClientKernels::behz_accumulate`] on the whole vectors; returns how many elements
+/// that is. Secret data: lane arithmetic only.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the kernel's operands, as in ClientKernels"
+)]
+#[inline(always)]
+pub(crate) fn behz_accumulate<L: Lanes>(
+    l: L,
+    q: &Modulus,
+    t: &Modulus,
+    scale_mont: u32,
+    hat_t_mont: u32,
+    hat_gamma: u32,
+    x: &[u32],
+    c0: &[u32],
+    acc_t: &mut [u32],
+    acc_gamma: &mut [u32],
+) -> usize {
+    let (cq, ct) = (consts(l, q), consts(l, t));
+    let (scale, hat_t) = (by_constant(l, q, scale_mont), by_constant(l, t, hat_t_mont));
+    let hat_gamma = l.splat(hat_gamma);
+    let len = x.len().min(c0.len()).min(acc_t.len()).min(acc_gamma.len());
+    let done = len / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= every length.
+        unsafe {
+            let xi = add_mod(
+                l,
+                l.load(x.as_ptr().add(j)),
+                l.load(c0.as_ptr().add(j)),
+                cq.q,
+            );
+            let y = mont_mul_by(l, xi, scale, &cq);
+            let pt = acc_t.as_mut_ptr().add(j);
+            l.store(
+                pt,
+                add_mod(l, l.load(pt), mont_mul_by(l, y, hat_t, &ct), ct.q),
+            );
+            let pg = acc_gamma.as_mut_ptr().add(j);
+            l.store(pg, l.add32(l.load(pg), l.mullo32(y, hat_gamma)));
+        }
+    }
+    done
+}
+
+/// [`crate::ClientKernels::behz_finish`] on the whole vectors; returns how many elements that
+/// is. Secret data: lane arithmetic and masks only.
+#[inline(always)]
+pub(crate) fn behz_finish<L: Lanes>(
+    l: L,
+    t: &Modulus,
+    neg_q_inv_t_mont: u32,
+    neg_q_inv_gamma: u32,
+    gamma_mod_t: u32,
+    gamma_inv_t_mont: u32,
+    acc_t: &mut [u32],
+    acc_gamma: &[u32],
+) -> usize {
+    let c = consts(l, t);
+    let neg_q_inv_t = by_constant(l, t, neg_q_inv_t_mont);
+    let one = by_constant(l, t, t.to_mont(1));
+    let gamma_inv_t = by_constant(l, t, gamma_inv_t_mont);
+    let (neg_q_inv_gamma, gamma_mod_t) = (l.splat(neg_q_inv_gamma), l.splat(gamma_mod_t));
+    let (gamma_mask, half_gamma) = (l.splat((1 << 31) - 1), l.splat((1 << 30) - 1));
+    let len = acc_t.len().min(acc_gamma.len());
+    let done = len / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        unsafe {
+            let pt = acc_t.as_mut_ptr().add(j);
+            let z_t = mont_mul_by(l, l.load(pt), neg_q_inv_t, &c);
+            let g = l.load(acc_gamma.as_ptr().add(j));
+            let z_gamma = l.and(l.mullo32(g, neg_q_inv_gamma), gamma_mask);
+            // Centring: minus γ mod t in the lanes with z_γ >= 2^30.
+            let negative = l.gt_u32(z_gamma, half_gamma);
+            let z_gamma_mod_t = l.add32(mont_mul_by(l, z_gamma, one, &c), c.q);
+            let z_gamma_t = reduce_once(
+                l,
+                l.select_sub(z_gamma_mod_t, negative, z_gamma_mod_t, gamma_mod_t),
+                c.q,
+            );
+            l.store(
+                pt,
+                mont_mul_by(l, sub_mod(l, z_t, z_gamma_t, c.q), gamma_inv_t, &c),
+            );
+        }
+    }
+    done
+}
+
 /// [`crate::ClientKernels::uniform_accept`]: whole vectors while a full vector of accepted
 /// candidates cannot fill `out` (so every word of the vector is read, as the scalar loop
 /// reads it), the rest by the scalar loop. Public data only.
@@ -691,6 +847,83 @@ macro_rules! simd_backend {
             ) -> usize {
                 // SAFETY: the caller's contract.
                 unsafe { super::lanes::pointwise::<Self, ACCUMULATE>(self, m, a, b, out, len) }
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in ClientKernels"
+            )]
+            #[target_feature(enable = $feature)]
+            unsafe fn encrypt_finish_kernel(
+                self,
+                q: &$crate::Modulus,
+                delta_mont: u32,
+                plain: &[u32],
+                carry: &[u32],
+                error: &[i8],
+                row: &mut [u32],
+                negate_error: bool,
+            ) -> usize {
+                if negate_error {
+                    super::lanes::encrypt_finish::<Self, true>(
+                        self, q, delta_mont, plain, carry, error, row,
+                    )
+                } else {
+                    super::lanes::encrypt_finish::<Self, false>(
+                        self, q, delta_mont, plain, carry, error, row,
+                    )
+                }
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in ClientKernels"
+            )]
+            #[target_feature(enable = $feature)]
+            unsafe fn behz_accumulate_kernel(
+                self,
+                q: &$crate::Modulus,
+                t: &$crate::Modulus,
+                scale_mont: u32,
+                hat_t_mont: u32,
+                hat_gamma: u32,
+                x: &[u32],
+                c0: &[u32],
+                acc_t: &mut [u32],
+                acc_gamma: &mut [u32],
+            ) -> usize {
+                super::lanes::behz_accumulate(
+                    self, q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+                )
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
+            unsafe fn behz_finish_kernel(
+                self,
+                t: &$crate::Modulus,
+                neg_q_inv_t_mont: u32,
+                neg_q_inv_gamma: u32,
+                gamma_mod_t: u32,
+                gamma_inv_t_mont: u32,
+                acc_t: &mut [u32],
+                acc_gamma: &[u32],
+            ) -> usize {
+                super::lanes::behz_finish(
+                    self,
+                    t,
+                    neg_q_inv_t_mont,
+                    neg_q_inv_gamma,
+                    gamma_mod_t,
+                    gamma_inv_t_mont,
+                    acc_t,
+                    acc_gamma,
+                )
             }
 
             /// # Safety
@@ -978,8 +1211,8 @@ macro_rules! simd_backend {
             }
         }
 
-        /// The device client's kernels: the CDT scan and the uniform sampler's rejection
-        /// step in vectors; the BEHZ tail still the portable loop.
+        /// The device client's kernels in vectors (the same client code runs on gateways
+        /// and servers); tails shorter than a vector by the portable loops.
         impl $crate::ClientKernels for $T {
             fn behz_accumulate(
                 &self,
@@ -993,9 +1226,36 @@ macro_rules! simd_backend {
                 acc_t: &mut [u32],
                 acc_gamma: &mut [u32],
             ) -> Result<(), $crate::RingError> {
-                // No vector kernel: the portable loop (see the impl).
+                $crate::portable::check_behz_lengths([
+                    acc_t.len(),
+                    x.len(),
+                    c0.len(),
+                    acc_gamma.len(),
+                ])?;
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe {
+                    self.behz_accumulate_kernel(
+                        q,
+                        t,
+                        scale_mont.get(),
+                        hat_t_mont.get(),
+                        hat_gamma,
+                        x,
+                        c0,
+                        acc_t,
+                        acc_gamma,
+                    )
+                };
                 $crate::Portable.behz_accumulate(
-                    q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+                    q,
+                    t,
+                    scale_mont,
+                    hat_t_mont,
+                    hat_gamma,
+                    &x[done..],
+                    &c0[done..],
+                    &mut acc_t[done..],
+                    &mut acc_gamma[done..],
                 )
             }
 
@@ -1009,15 +1269,66 @@ macro_rules! simd_backend {
                 acc_t: &mut [u32],
                 acc_gamma: &[u32],
             ) -> Result<(), $crate::RingError> {
-                // No vector kernel: the portable loop (see the impl).
+                $crate::RingError::check_len(acc_t.len(), acc_gamma.len())?;
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe {
+                    self.behz_finish_kernel(
+                        t,
+                        neg_q_inv_t_mont.get(),
+                        neg_q_inv_gamma,
+                        gamma_mod_t,
+                        gamma_inv_t_mont.get(),
+                        acc_t,
+                        acc_gamma,
+                    )
+                };
                 $crate::Portable.behz_finish(
                     t,
                     neg_q_inv_t_mont,
                     neg_q_inv_gamma,
                     gamma_mod_t,
                     gamma_inv_t_mont,
-                    acc_t,
-                    acc_gamma,
+                    &mut acc_t[done..],
+                    &acc_gamma[done..],
+                )
+            }
+
+            fn encrypt_finish(
+                &self,
+                q: &$crate::Modulus,
+                delta_mont: $crate::Mont,
+                plain: &[u32],
+                carry: &[u32],
+                error: &[i8],
+                row: &mut [u32],
+                negate_error: bool,
+            ) -> Result<(), $crate::RingError> {
+                $crate::portable::check_behz_lengths([
+                    row.len(),
+                    plain.len(),
+                    carry.len(),
+                    error.len(),
+                ])?;
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe {
+                    self.encrypt_finish_kernel(
+                        q,
+                        delta_mont.get(),
+                        plain,
+                        carry,
+                        error,
+                        row,
+                        negate_error,
+                    )
+                };
+                $crate::portable::encrypt_finish(
+                    q,
+                    delta_mont,
+                    &plain[done..],
+                    &carry[done..],
+                    &error[done..],
+                    &mut row[done..],
+                    negate_error,
                 )
             }
 

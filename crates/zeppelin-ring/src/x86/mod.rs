@@ -273,4 +273,17 @@ impl ClientKernels for Auto {
     fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
         dispatch!(self, b => b.uniform_accept(words, mask, q, out))
     }
+
+    fn encrypt_finish(
+        &self,
+        q: &Modulus,
+        delta_mont: Mont,
+        plain: &[u32],
+        carry: &[u32],
+        error: &[i8],
+        row: &mut [u32],
+        negate_error: bool,
+    ) -> Result<(), RingError> {
+        dispatch!(self, b => b.encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error))
+    }
 }
