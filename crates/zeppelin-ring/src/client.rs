@@ -111,6 +111,10 @@ pub trait ClientKernels: NttBackend {
     /// and `|e_j| < q`. Secret data (message, error): masks only.
     ///
     /// Errors: rows of different lengths.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the kernel's operands, primitive so that the scheme owns its tables"
+    )]
     fn encrypt_finish(
         &self,
         q: &Modulus,

@@ -536,6 +536,10 @@ pub(crate) fn behz_accumulate<L: Lanes>(
 
 /// [`crate::ClientKernels::behz_finish`] on the whole vectors; returns how many elements that
 /// is. Secret data: lane arithmetic and masks only.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the kernel's operands, as in ClientKernels"
+)]
 #[inline(always)]
 pub(crate) fn behz_finish<L: Lanes>(
     l: L,
@@ -903,6 +907,10 @@ macro_rules! simd_backend {
 
             /// # Safety
             /// None beyond the instruction set `self` proves.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in ClientKernels"
+            )]
             #[target_feature(enable = $feature)]
             unsafe fn behz_finish_kernel(
                 self,
