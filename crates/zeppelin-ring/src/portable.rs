@@ -283,12 +283,8 @@ pub(crate) fn key_switch<const TENSOR: bool>(
 }
 
 /// The BEHZ rows' common length, or the first mismatch.
-/// Errors unless the four lengths are equal (the shape check of the client kernels).
-pub(crate) fn check_behz_lengths(lens: [usize; 4]) -> Result<(), RingError> {
-    same_lengths(lens).map(|_| ())
-}
-
-fn same_lengths(lens: [usize; 4]) -> Result<usize, RingError> {
+/// The common length of four rows, or an error (the shape check of the client kernels).
+pub(crate) fn same_lengths(lens: [usize; 4]) -> Result<usize, RingError> {
     for found in lens {
         RingError::check_len(lens[0], found)?;
     }

@@ -1234,12 +1234,7 @@ macro_rules! simd_backend {
                 acc_t: &mut [u32],
                 acc_gamma: &mut [u32],
             ) -> Result<(), $crate::RingError> {
-                $crate::portable::check_behz_lengths([
-                    acc_t.len(),
-                    x.len(),
-                    c0.len(),
-                    acc_gamma.len(),
-                ])?;
+                $crate::portable::same_lengths([acc_t.len(), x.len(), c0.len(), acc_gamma.len()])?;
                 // SAFETY: `self` proves the instruction set.
                 let done = unsafe {
                     self.behz_accumulate_kernel(
@@ -1311,12 +1306,7 @@ macro_rules! simd_backend {
                 row: &mut [u32],
                 negate_error: bool,
             ) -> Result<(), $crate::RingError> {
-                $crate::portable::check_behz_lengths([
-                    row.len(),
-                    plain.len(),
-                    carry.len(),
-                    error.len(),
-                ])?;
+                $crate::portable::same_lengths([row.len(), plain.len(), carry.len(), error.len()])?;
                 // SAFETY: `self` proves the instruction set.
                 let done = unsafe {
                     self.encrypt_finish_kernel(
