@@ -86,6 +86,22 @@ pub trait ClientKernels: NttBackend {
     /// `2^31` (larger ones give results that may differ between backends).
     fn cdt_scan<const L: usize>(&self, words: &[u32; L], cdt: &[u32], base: i32, out: &mut [i8; L]);
 
+    /// [`Self::cdt_scan`] for a table the caller guarantees symmetric: `cdt.len() = 2B`,
+    /// `cdt[2B − 1 − k] = 2^31 − cdt[k]` and `cdt[k] < 2^30` for `k < B` (a centred
+    /// distribution, as the client's Gaussian). Same results as `cdt_scan` then; a backend
+    /// may use the symmetry to compare with half the table only (the x86-64 ones do:
+    /// `r` and `2^31 − 1 − r` fold onto one half, masks only). For any other table the
+    /// results are unspecified (but memory-safe).
+    fn cdt_scan_symmetric<const L: usize>(
+        &self,
+        words: &[u32; L],
+        cdt: &[u32],
+        base: i32,
+        out: &mut [i8; L],
+    ) {
+        self.cdt_scan(words, cdt, base, out)
+    }
+
     /// The rejection step of the uniform sampler, for PUBLIC keystream only: the
     /// little-endian words of `words` (its length rounded down to a multiple of 4) are read
     /// in order, and each candidate `w & mask` below `q` is appended to `out`; reading stops

@@ -509,6 +509,31 @@ fn check_cdt_scan<B: Backend>(b: B) {
         Portable.cdt_scan(narrow, &cdt, base, &mut theirs);
         assert_eq!(ours, theirs, "{}", b.name());
     }
+    // A symmetric table (the shape of a centred distribution) through the folded scan:
+    // equal to the full scan of `Portable`, on the same words and every boundary of it.
+    let mut low: Vec<u32> = (0..20).map(|_| rng.gen_range(0..1u32 << 30)).collect();
+    low.extend([0, (1 << 30) - 1]);
+    low.sort_unstable();
+    let symmetric: Vec<u32> = low
+        .iter()
+        .copied()
+        .chain(low.iter().rev().map(|&c| (1u32 << 31) - c))
+        .collect();
+    let mut edges: Vec<u32> = symmetric
+        .iter()
+        .flat_map(|&c| [c, c.wrapping_sub(1), c + 1, c | 1 << 31])
+        .collect();
+    edges.extend([1 << 30, (1 << 30) - 1, (1 << 30) + 1]);
+    edges.extend(&words);
+    edges.resize(edges.len().next_multiple_of(16), 0);
+    let base = symmetric.len() as i32 - 21;
+    for block in edges.chunks_exact(16) {
+        let block: &[u32; 16] = block.try_into().unwrap();
+        let (mut ours, mut theirs) = ([0i8; 16], [0i8; 16]);
+        b.cdt_scan_symmetric(block, &symmetric, base, &mut ours);
+        Portable.cdt_scan(block, &symmetric, base, &mut theirs);
+        assert_eq!(ours, theirs, "{} symmetric", b.name());
+    }
     // An empty table: every sample is `base`.
     let (mut out, block) = ([0i8; 8], [7u32; 8]);
     b.cdt_scan(&block, &[], 5, &mut out);

@@ -25,6 +25,16 @@ pub const CDT: [u32; 42] = [
     2147483605, 2147483641, 2147483647, 2147483648,
 ];
 
+// The table is symmetric (`CDT[41 − k] = 2^31 − CDT[k]`, the lower half below 2^30), which
+// `ClientKernels::cdt_scan_symmetric` requires.
+const _: () = {
+    let mut k = 0;
+    while k < CDT.len() / 2 {
+        assert!(CDT[CDT.len() - 1 - k] == (1 << 31) - CDT[k] && CDT[k] < 1 << 30);
+        k += 1;
+    }
+};
+
 /// Threshold below which a ternary word gives −1: `floor(2^32 / 3)`.
 const TERNARY_LOW: u32 = 0x5555_5555;
 /// Threshold below which a ternary word gives 0 (and at or above which it gives +1).
@@ -96,7 +106,7 @@ pub fn gaussian_from_word(w: u32) -> i8 {
 pub const GAUSSIAN_BLOCK: usize = 16;
 
 /// [`gaussian_from_word`] on `GAUSSIAN_BLOCK` words, by the backend's constant-time CDT scan
-/// (Helium assembly on the M55; equal word for word to the scalar definition, tested on
+/// of the symmetric table (Helium assembly on the M55, half-table vectors on x86-64; equal word for word to the scalar definition, tested on
 /// target and in `zeppelin-ring`).
 #[inline(always)]
 pub fn gaussian_from_words<B: ClientKernels>(
@@ -104,7 +114,7 @@ pub fn gaussian_from_words<B: ClientKernels>(
     words: &[u32; GAUSSIAN_BLOCK],
     out: &mut [i8; GAUSSIAN_BLOCK],
 ) {
-    backend.cdt_scan(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
+    backend.cdt_scan_symmetric(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
 }
 
 /// Fills `out` with discrete Gaussian errors (`σ = 3.2`, `|e| <= 21`), consuming exactly

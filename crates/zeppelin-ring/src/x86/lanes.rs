@@ -428,6 +428,45 @@ pub(crate) fn cdt_scan<L: Lanes>(
     done
 }
 
+/// [`crate::ClientKernels::cdt_scan_symmetric`] on the whole vectors of `words`; returns how
+/// many words that is. With `r' = 2^31 − 1 − r` and `A(x) = #{k < B : x >= cdt[k]}`, the
+/// symmetry gives `#{j : r >= cdt[j]} = A(r) + B − A(r')`, and `cdt[B − 1] < 2^30` makes one
+/// of the two terms trivial: `A(s)` for `s = min(r, r')` when `r < 2^30`, else `2B − A(s)`.
+/// Constant time: `B` comparisons per word, masks and selects only.
+#[inline(always)]
+pub(crate) fn cdt_scan_symmetric<L: Lanes>(
+    l: L,
+    words: &[u32],
+    cdt: &[u32],
+    base: i32,
+    out: &mut [i8],
+) -> usize {
+    let half = cdt.len() / 2;
+    let lower_half = &cdt[..half];
+    let low31 = l.splat((1 << 31) - 1);
+    let quarter = l.splat(1 << 30);
+    let start = l.splat(half as u32);
+    // out = base − #{j : r < cdt[j]} = base − 2B + #{j : r >= cdt[j]}.
+    let base_low = l.splat((base - 2 * half as i32) as u32);
+    let base_high = l.splat(base as u32);
+    let done = words.len().min(out.len()) / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        let r = l.and(unsafe { l.load(words.as_ptr().add(j)) }, low31);
+        let s = l.min_u32(r, l.and(l.sub32(low31, r), low31));
+        let mut a = start;
+        for &c in lower_half {
+            a = l.decrement_where(a, l.gt_u32(l.splat(c), s));
+        }
+        // r < 2^30: base − 2B + A(s); otherwise base − A(s).
+        let lower = l.gt_u32(quarter, r);
+        let count = l.select_sub(l.sub32(base_high, a), lower, base_low, l.sub32(l.zero(), a));
+        // SAFETY: j + WIDTH <= done <= out.len().
+        unsafe { l.store_low_bytes(out.as_mut_ptr().add(j), count) };
+    }
+    done
+}
+
 /// `a + b mod q` per lane for `a, b < q` ([`Modulus::add`]).
 #[inline(always)]
 fn add_mod<L: Lanes>(l: L, a: L::V, b: L::V, q: L::V) -> L::V {
@@ -937,6 +976,19 @@ macro_rules! simd_backend {
             /// # Safety
             /// None beyond the instruction set `self` proves.
             #[target_feature(enable = $feature)]
+            unsafe fn cdt_symmetric_kernel(
+                self,
+                words: &[u32],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8],
+            ) -> usize {
+                super::lanes::cdt_scan_symmetric(self, words, cdt, base, out)
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
             unsafe fn cdt_kernel(
                 self,
                 words: &[u32],
@@ -1339,6 +1391,18 @@ macro_rules! simd_backend {
             ) {
                 // SAFETY: `self` proves the instruction set.
                 let done = unsafe { self.cdt_kernel(words, cdt, base, out) };
+                $crate::portable::cdt_scan_words(&words[done..], cdt, base, &mut out[done..]);
+            }
+
+            fn cdt_scan_symmetric<const L: usize>(
+                &self,
+                words: &[u32; L],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8; L],
+            ) {
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe { self.cdt_symmetric_kernel(words, cdt, base, out) };
                 $crate::portable::cdt_scan_words(&words[done..], cdt, base, &mut out[done..]);
             }
 
