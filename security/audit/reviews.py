@@ -130,9 +130,9 @@ REVIEWS = [
         "where": r"crates/zeppelin-ring/src/client\.rs$",
         "line": False,
         "reason": "the ClientKernels default methods (encrypt_finish, uniform_accept, "
-                  "cdt_scan_symmetric) forward to the portable loops (see ring-portable-kernels; "
-                  "uniform_accept on the public stream only): the inlined loops index rows by "
-                  "the coefficient counter and branch on lengths, never on a residue.",
+                  "cdt_scan_symmetric) and the scalar loops they run, as the portable kernels "
+                  "(see ring-portable-kernels; uniform_accept on the public stream only): rows "
+                  "indexed by the coefficient counter, branches on lengths, never on a residue.",
     },
     {
         "id": "bfv-lift-small-loop",

@@ -12,6 +12,7 @@
 //! no indexed load (the binary audit of `firmware/m55` checks the copies the device runs).
 //! [`ClientKernels::uniform_accept`] runs on the public stream only.
 
+use crate::ct;
 use crate::error::RingError;
 use crate::modulus::{Modulus, Mont};
 use crate::ntt::NttBackend;
@@ -111,7 +112,7 @@ pub trait ClientKernels: NttBackend {
     /// Its running time depends on how many candidates are rejected, which is a function of
     /// the public stream only (the uniform mask `a`, whose seed travels in the clear).
     fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
-        crate::portable::uniform_accept(words, mask, q, out)
+        uniform_accept(words, mask, q, out)
     }
 
     /// The last step of BFV encryption for one prime `q`: with
@@ -141,6 +142,52 @@ pub trait ClientKernels: NttBackend {
         row: &mut [u32],
         negate_error: bool,
     ) -> Result<(), RingError> {
-        crate::portable::encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
+        encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
     }
+}
+
+/// [`ClientKernels::uniform_accept`], the scalar loop every backend's result equals (and the
+/// one that finishes a vector kernel's tail). Public data only: it branches on rejections.
+pub(crate) fn uniform_accept(words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+    let mut written = 0;
+    let mut read = 0;
+    for word in words.chunks_exact(4) {
+        if written == out.len() {
+            break;
+        }
+        read += 1;
+        let candidate = u32::from_le_bytes([word[0], word[1], word[2], word[3]]) & mask;
+        if candidate < q {
+            out[written] = candidate;
+            written += 1;
+        }
+    }
+    (read, written)
+}
+
+/// [`ClientKernels::encrypt_finish`], the scalar loop (and the vector kernels' tail).
+pub(crate) fn encrypt_finish(
+    q: &Modulus,
+    delta_mont: Mont,
+    plain: &[u32],
+    carry: &[u32],
+    error: &[i8],
+    row: &mut [u32],
+    negate_error: bool,
+) -> Result<(), RingError> {
+    for len in [plain.len(), carry.len(), error.len()] {
+        RingError::check_len(row.len(), len)?;
+    }
+    let qv = q.value();
+    for (((x, &m), &c), &e) in row.iter_mut().zip(plain).zip(carry).zip(error) {
+        let dm = q.add(q.mul_mont_constant(m, delta_mont), c);
+        let v = e as i32 as u32;
+        let e = v.wrapping_add(qv & ct::mask_from_msb(v));
+        *x = if negate_error {
+            q.sub(q.sub(dm, *x), e)
+        } else {
+            q.add(q.add(*x, e), dm)
+        };
+    }
+    Ok(())
 }

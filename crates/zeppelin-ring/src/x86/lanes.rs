@@ -646,7 +646,7 @@ pub(crate) fn uniform_accept<L: Lanes>(
         }
         read += L::WIDTH;
     }
-    let (r, w) = crate::portable::uniform_accept(&words[4 * read..], mask, q, &mut out[written..]);
+    let (r, w) = crate::client::uniform_accept(&words[4 * read..], mask, q, &mut out[written..]);
     (read + r, written + w)
 }
 
@@ -1371,7 +1371,7 @@ macro_rules! simd_backend {
                         negate_error,
                     )
                 };
-                $crate::portable::encrypt_finish(
+                $crate::client::encrypt_finish(
                     q,
                     delta_mont,
                     &plain[done..],
