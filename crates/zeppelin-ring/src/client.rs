@@ -99,9 +99,7 @@ pub trait ClientKernels: NttBackend {
         cdt: &[u32],
         base: i32,
         out: &mut [i8; L],
-    ) {
-        self.cdt_scan(words, cdt, base, out)
-    }
+    );
 
     /// The rejection step of the uniform sampler, for PUBLIC keystream only: the
     /// little-endian words of `words` (its length rounded down to a multiple of 4) are read
@@ -111,9 +109,7 @@ pub trait ClientKernels: NttBackend {
     ///
     /// Its running time depends on how many candidates are rejected, which is a function of
     /// the public stream only (the uniform mask `a`, whose seed travels in the clear).
-    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
-        uniform_accept(words, mask, q, out)
-    }
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize);
 
     /// The last step of BFV encryption for one prime `q`: with
     /// `Δm_j = mont_q(m_j, delta_mont) + carry_j mod q` (the scaled plaintext: `m_j·[Q/t]_q`
@@ -141,12 +137,11 @@ pub trait ClientKernels: NttBackend {
         error: &[i8],
         row: &mut [u32],
         negate_error: bool,
-    ) -> Result<(), RingError> {
-        encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
-    }
+    ) -> Result<(), RingError>;
 }
 
-/// [`ClientKernels::uniform_accept`], the scalar loop every backend's result equals (and the
+/// [`ClientKernels::uniform_accept`], the scalar loop every backend's result equals (the
+/// portable backend's kernel) (and the
 /// one that finishes a vector kernel's tail). Public data only: it branches on rejections.
 pub(crate) fn uniform_accept(words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
     let mut written = 0;

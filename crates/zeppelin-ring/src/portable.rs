@@ -364,6 +364,34 @@ impl ClientKernels for Portable {
         };
         cdt_scan_words(words, cdt, base, out);
     }
+
+    fn cdt_scan_symmetric<const L: usize>(
+        &self,
+        words: &[u32; L],
+        cdt: &[u32],
+        base: i32,
+        out: &mut [i8; L],
+    ) {
+        // The full scan: equal for a symmetric table, and the reference.
+        self.cdt_scan(words, cdt, base, out)
+    }
+
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+        crate::client::uniform_accept(words, mask, q, out)
+    }
+
+    fn encrypt_finish(
+        &self,
+        q: &Modulus,
+        delta_mont: Mont,
+        plain: &[u32],
+        carry: &[u32],
+        error: &[i8],
+        row: &mut [u32],
+        negate_error: bool,
+    ) -> Result<(), RingError> {
+        crate::client::encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
+    }
 }
 
 /// The scalar CDT scan of [`ClientKernels::cdt_scan`] on slices (the pairs up to the shorter
