@@ -48,7 +48,7 @@ _BFV_LEAVES = [
     r"zeppelin::sampler::sample_gaussian::<zeppelin::prng::AesCtr128, .*>",
     r"zeppelin::sampler::lift_small",
     r"<zeppelin::prng::AesCtr128 as zeppelin::prng::Keystream>::(fill|from_seed)",
-    r"<zeppelin::prng::SecretPrng>::next_u32",
+    r"<zeppelin::prng::SecretPrng>::fill_words",
 ]
 
 IMAGES = {

@@ -106,16 +106,38 @@ REVIEWS = [
     {
         "id": "bfv-public-uniform-sampler",
         "rules": ["R2", "R4", "R5"],
-        "where": r"crates/zeppelin/src/sampler\.rs:(3[6-9]|4[0-9]|50)$",
+        "where": r"crates/zeppelin/src/sampler\.rs:(4[89]|5[0-9]|6[0-4])$",
         "line": True,
-        "reason": "sample_uniform's rejection loop (`if candidate < q { *x = candidate }`, "
-                  "variable trip count) runs on the PUBLIC stream only (the mask `a` is public; "
-                  "its seed travels with the ciphertext), by type: it takes a PublicPrng.",
+        "reason": "sample_uniform's refill loop (`while filled < out.len()` around "
+                  "`read_words` and the backend's `uniform_accept`, whose scalar loop keeps "
+                  "`candidate < q`: variable trip count) runs on the PUBLIC stream only (the "
+                  "mask `a` is public; its seed travels with the ciphertext), by type: it takes "
+                  "a PublicPrng.",
+    },
+    {
+        "id": "bfv-ternary-blocks",
+        "rules": ["R2", "R3", "R4", "R5"],
+        "where": r"crates/zeppelin/src/sampler\.rs:(8[0-9]|90)$",
+        "line": True,
+        "reason": "sample_ternary's blocks: GAUSSIAN_BLOCK keystream words per `fill_words` "
+                  "call, then one branch-free `ternary_from_word` per word. The loop bounds are "
+                  "the public lengths (n, the block size), and the indexed loads and stores are "
+                  "at the word's position in the block (a counter), never at a keystream value.",
+    },
+    {
+        "id": "ring-client-default-kernels",
+        "rules": ["R2", "R3", "R4", "R5"],
+        "where": r"crates/zeppelin-ring/src/client\.rs$",
+        "line": False,
+        "reason": "the ClientKernels default methods (encrypt_finish, uniform_accept, "
+                  "cdt_scan_symmetric) and the scalar loops they run, as the portable kernels "
+                  "(see ring-portable-kernels; uniform_accept on the public stream only): rows "
+                  "indexed by the coefficient counter, branches on lengths, never on a residue.",
     },
     {
         "id": "bfv-lift-small-loop",
         "rules": ["R5"],
-        "where": r"crates/zeppelin/src/sampler\.rs:1[23][0-9]$",
+        "where": r"crates/zeppelin/src/sampler\.rs:1[45][0-9]$",
         "line": True,
         "reason": "lift_small's loop over the n small coefficients: a spilled counter of the "
                   "public length that R5's register tracking does not follow; the lift itself "

@@ -294,7 +294,7 @@ fn public_sampler_uniform(runner: &mut CtRunner, rng: &mut BenchRng) {
     run_sampler(runner, rng, |seed, _| {
         let mut prng = PublicPrng::<AesCtr128>::new(&PublicSeed(*seed));
         let out = &mut **poly.borrow_mut();
-        sample_uniform(&mut prng, q, out);
+        sample_uniform(&mut prng, q, out, &zeppelin_ring::default_backend());
         out[0] as i32
     });
 }

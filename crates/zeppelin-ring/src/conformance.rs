@@ -478,10 +478,156 @@ fn check_cdt_scan<B: Backend>(b: B) {
             assert_eq!(i32::from(s), base - below, "w={w:#x}");
         }
     }
+    // Blocks of 8 (shorter than an AVX-512 vector: all tail) and 40 (vectors and a tail).
+    for chunk in words.chunks_exact(40) {
+        let wide: &[u32; 40] = chunk.try_into().unwrap();
+        let (mut ours, mut theirs) = ([0i8; 40], [0i8; 40]);
+        b.cdt_scan(wide, &cdt, base, &mut ours);
+        Portable.cdt_scan(wide, &cdt, base, &mut theirs);
+        assert_eq!(ours, theirs, "{}", b.name());
+        let narrow: &[u32; 8] = chunk[..8].try_into().unwrap();
+        let (mut ours, mut theirs) = ([0i8; 8], [0i8; 8]);
+        b.cdt_scan(narrow, &cdt, base, &mut ours);
+        Portable.cdt_scan(narrow, &cdt, base, &mut theirs);
+        assert_eq!(ours, theirs, "{}", b.name());
+    }
+    // A symmetric table (the shape of a centred distribution) through the folded scan:
+    // equal to the full scan of `Portable`, on the same words and every boundary of it.
+    let mut low: Vec<u32> = (0..20).map(|_| rng.gen_range(0..1u32 << 30)).collect();
+    low.extend([0, (1 << 30) - 1]);
+    low.sort_unstable();
+    let symmetric: Vec<u32> = low
+        .iter()
+        .copied()
+        .chain(low.iter().rev().map(|&c| (1u32 << 31) - c))
+        .collect();
+    let mut edges: Vec<u32> = symmetric
+        .iter()
+        .flat_map(|&c| [c, c.wrapping_sub(1), c + 1, c | 1 << 31])
+        .collect();
+    edges.extend([1 << 30, (1 << 30) - 1, (1 << 30) + 1]);
+    edges.extend(&words);
+    edges.resize(edges.len().next_multiple_of(16), 0);
+    let base = symmetric.len() as i32 - 21;
+    for block in edges.chunks_exact(16) {
+        let block: &[u32; 16] = block.try_into().unwrap();
+        let (mut ours, mut theirs) = ([0i8; 16], [0i8; 16]);
+        b.cdt_scan_symmetric(block, &symmetric, base, &mut ours);
+        Portable.cdt_scan(block, &symmetric, base, &mut theirs);
+        assert_eq!(ours, theirs, "{} symmetric", b.name());
+    }
     // An empty table: every sample is `base`.
     let (mut out, block) = ([0i8; 8], [7u32; 8]);
     b.cdt_scan(&block, &[], 5, &mut out);
     assert_eq!(out, [5; 8]);
+}
+
+/// The last step of encryption: `Portable` equals `u64` arithmetic on the definition, every
+/// backend equals `Portable`, both signs of the error term, lengths around the widths.
+fn check_encrypt_finish<B: Backend>(b: B) {
+    let mut rng = StdRng::seed_from_u64(14);
+    for q in [134_176_769u32, 268_369_921, 1_061_093_377, 12_289] {
+        let qm = Modulus::new(q).unwrap();
+        for len in LENGTHS {
+            let delta = rng.gen_range(0..q);
+            let plain = random_below(&mut rng, q.min(65_537), len);
+            let carry = random_below(&mut rng, q.min(65_538), len);
+            let row = random_below(&mut rng, q, len);
+            let mut error: Vec<i8> = (0..len).map(|_| rng.gen_range(-21..=21)).collect();
+            if len > 2 {
+                error[0] = i8::MIN;
+                error[1] = i8::MAX;
+            }
+            for negate in [false, true] {
+                let (mut ours, mut theirs) = (row.clone(), row.clone());
+                let d = Mont::from_word(delta);
+                b.encrypt_finish(&qm, d, &plain, &carry, &error, &mut ours, negate)
+                    .unwrap();
+                Portable
+                    .encrypt_finish(&qm, d, &plain, &carry, &error, &mut theirs, negate)
+                    .unwrap();
+                assert_eq!(ours, theirs, "{} q={q} len={len} negate={negate}", b.name());
+                for j in 0..len {
+                    let qq = u64::from(q);
+                    let dm = (mont_exact(plain[j], delta, q) as u64 + u64::from(carry[j])) % qq;
+                    let e = (i64::from(error[j])).rem_euclid(q as i64) as u64;
+                    let x = u64::from(row[j]);
+                    let want = if negate {
+                        (dm + 2 * qq - x - e) % qq
+                    } else {
+                        (x + e + dm) % qq
+                    };
+                    assert_eq!(u64::from(theirs[j]), want);
+                }
+            }
+        }
+    }
+    assert!(b
+        .encrypt_finish(
+            &Modulus::new(12_289).unwrap(),
+            Mont::ZERO,
+            &[0; 8],
+            &[0; 8],
+            &[0; 7],
+            &mut [0; 8],
+            true
+        )
+        .is_err());
+}
+
+/// The uniform sampler's rejection step: `Portable` equals the plain loop (read word by
+/// word, keep `w & mask < q`, stop once `out` is full), every backend equals `Portable` in
+/// what it writes and in how many words it reads, for output lengths around the vector
+/// widths, inputs that run out first, and acceptance rates from almost none to all.
+fn check_uniform_accept<B: Backend>(b: B) {
+    let mut rng = StdRng::seed_from_u64(13);
+    for &q in &[
+        134_176_769u32,
+        65_537,
+        3,
+        2_147_483_647,
+        1 << 31,
+        4_294_967_291,
+        1,
+    ] {
+        let mask = if q <= 1 {
+            0
+        } else {
+            u32::MAX >> (q - 1).leading_zeros()
+        };
+        let mut bytes = vec![0u8; 4 * 700 + 3];
+        rng.fill(&mut bytes[..]);
+        for out_len in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 500, 1000] {
+            for words_len in [0, 5, 16, 64, 333, 700] {
+                let words = &bytes[..4 * words_len + 3];
+                let (mut ours, mut theirs) = (vec![0u32; out_len], vec![0u32; out_len]);
+                let got = b.uniform_accept(words, mask, q, &mut ours);
+                let want = Portable.uniform_accept(words, mask, q, &mut theirs);
+                assert_eq!(
+                    got,
+                    want,
+                    "{} q={q} out={out_len} words={words_len}",
+                    b.name()
+                );
+                assert_eq!(ours[..got.1], theirs[..want.1], "{}", b.name());
+                // The definition.
+                let mut expected = Vec::new();
+                let mut read = 0;
+                for w in words.chunks_exact(4) {
+                    if expected.len() == out_len {
+                        break;
+                    }
+                    read += 1;
+                    let c = u32::from_le_bytes(w.try_into().unwrap()) & mask;
+                    if c < q {
+                        expected.push(c);
+                    }
+                }
+                assert_eq!(want, (read, expected.len()));
+                assert_eq!(theirs[..want.1], expected[..]);
+            }
+        }
+    }
 }
 
 /// The suite for one backend, from an expression giving `Option<backend>` (`None`: this CPU
@@ -529,6 +675,14 @@ macro_rules! backend_suite {
             #[test]
             fn cdt_scan_matches_portable_and_definition() {
                 backend().map(check_cdt_scan);
+            }
+            #[test]
+            fn encrypt_finish_matches_portable_and_definition() {
+                backend().map(check_encrypt_finish);
+            }
+            #[test]
+            fn uniform_accept_matches_portable_and_definition() {
+                backend().map(check_uniform_accept);
             }
         }
     };

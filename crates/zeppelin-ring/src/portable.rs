@@ -252,7 +252,8 @@ pub(crate) fn key_switch<const TENSOR: bool>(
 }
 
 /// The BEHZ rows' common length, or the first mismatch.
-fn same_lengths(lens: [usize; 4]) -> Result<usize, RingError> {
+/// The common length of four rows, or an error (the shape check of the client kernels).
+pub(crate) fn same_lengths(lens: [usize; 4]) -> Result<usize, RingError> {
     for found in lens {
         RingError::check_len(lens[0], found)?;
     }
@@ -330,15 +331,50 @@ impl ClientKernels for Portable {
                 "L must be a positive multiple of 8"
             )
         };
-        for (o, &w) in out.iter_mut().zip(words) {
-            let r = w & GAMMA_MASK;
-            let mut count = base;
-            for &c in cdt {
-                // −1 when r < c: all comparisons, masks only.
-                count += ct::mask_lt(r, c) as i32;
-            }
-            *o = count as i8;
+        cdt_scan_words(words, cdt, base, out);
+    }
+
+    fn cdt_scan_symmetric<const L: usize>(
+        &self,
+        words: &[u32; L],
+        cdt: &[u32],
+        base: i32,
+        out: &mut [i8; L],
+    ) {
+        // The full scan: equal for a symmetric table, and the reference.
+        self.cdt_scan(words, cdt, base, out)
+    }
+
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+        crate::client::uniform_accept(words, mask, q, out)
+    }
+
+    fn encrypt_finish(
+        &self,
+        q: &Modulus,
+        delta_mont: Mont,
+        plain: &[u32],
+        carry: &[u32],
+        error: &[i8],
+        row: &mut [u32],
+        negate_error: bool,
+    ) -> Result<(), RingError> {
+        crate::client::encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
+    }
+}
+
+/// The scalar CDT scan of [`ClientKernels::cdt_scan`] on slices (the pairs up to the shorter
+/// length), which the vector backends use for their tails.
+#[inline(always)]
+pub(crate) fn cdt_scan_words(words: &[u32], cdt: &[u32], base: i32, out: &mut [i8]) {
+    for (o, &w) in out.iter_mut().zip(words) {
+        let r = w & GAMMA_MASK;
+        let mut count = base;
+        for &c in cdt {
+            // −1 when r < c: all comparisons, masks only.
+            count += ct::mask_lt(r, c) as i32;
         }
+        *o = count as i8;
     }
 }
 

@@ -75,12 +75,43 @@ impl<P: Params, B: ClientKernels> Workspace<P, B> {
     // Out of line: the firmware's binary audit checks this wipe under its own symbol.
     #[inline(never)]
     fn clear(&mut self) {
-        self.poly.as_mut().zeroize();
-        self.aux.as_mut().zeroize();
-        for s in self.small.iter_mut() {
+        self.clear_used(Used {
+            poly: true,
+            aux: true,
+            small: self.small.len(),
+        });
+    }
+
+    /// Wipes the parts an operation left holding secrets. Each operation names what it
+    /// wrote with secret data; the parts it did not write are left as they were (zero: the
+    /// workspace starts zeroed and every operation wipes what it used), and a part that
+    /// ends holding only public data (the mask `â`, the public key's `−p̂0`) is not wiped:
+    /// clearing it protects nothing and costs as much as the work on it.
+    // Out of line, as `clear`.
+    #[inline(never)]
+    fn clear_used(&mut self, used: Used) {
+        if used.poly {
+            self.poly.as_mut().zeroize();
+        }
+        if used.aux {
+            self.aux.as_mut().zeroize();
+        }
+        for s in self.small.iter_mut().take(used.small) {
             s.as_mut().zeroize();
         }
     }
+}
+
+/// What an operation left secret in its [`Workspace`] (public facts about the operation,
+/// never about data).
+#[derive(Clone, Copy)]
+struct Used {
+    /// The polynomial row.
+    poly: bool,
+    /// The auxiliary row.
+    aux: bool,
+    /// How many of the small polynomials, from the first.
+    small: usize,
 }
 
 impl<P: Params, B: ClientKernels> Drop for Workspace<P, B> {
@@ -147,18 +178,22 @@ fn constants<P: Params>(level: usize) -> Result<&'static LevelConstants, Error> 
     level_constants::<P>(level).ok_or(Error::InvalidLevel { level, max: P::K })
 }
 
-/// SEAL's scaled plaintext `floor((Q·m + floor((t+1)/2)) / t) mod q_i`, computed as
-/// `m·[floor(Q/t)]_{q_i} + floor((m·(Q mod t) + floor((t+1)/2)) / t)`, without division:
-/// the remainder comes from the Montgomery/Barrett reduction mod `t`, and the exact quotient
-/// of a multiple of `t` is a multiplication by `t^-1 mod 2^32`.
-#[inline(always)]
-fn scaled_plain<P: Params>(q: &Modulus, lc: &LevelConstants, i: usize, m: u32) -> u32 {
+/// SEAL's scaled plaintext is `floor((Q·m + floor((t+1)/2)) / t) mod q_i`, computed as
+/// `m·[floor(Q/t)]_{q_i} + carry` with `carry = floor((m·(Q mod t) + floor((t+1)/2)) / t)`,
+/// which is the same for every prime of the level: this writes it once per encryption into
+/// `carry`, without division (the remainder comes from the Barrett reduction mod `t`, and
+/// the exact quotient of a multiple of `t` is a multiplication by `t^-1 mod 2^32`); the
+/// backend's [`ClientKernels::encrypt_finish`] adds `m·[floor(Q/t)]_{q_i}` per prime.
+// Out of line: the firmware's binary audit checks it under its own symbol.
+#[inline(never)]
+fn plain_carry<P: Params>(lc: &LevelConstants, plain: &[u32], carry: &mut [u32]) {
     let t = P::plain();
-    let x = m as u64 * lc.q_mod_t as u64 + t.half_up as u64;
-    let r = t.modulus.reduce_u64(x);
-    // (x − r) is a multiple of t; its quotient is below 2^17, so 32-bit arithmetic is exact.
-    let fix = ((x - r as u64) as u32).wrapping_mul(t.inv_mod_2_32);
-    q.add(q.mul_mont_constant(m, lc.delta_mont[i]), fix)
+    for (c, &m) in carry.iter_mut().zip(plain) {
+        let x = m as u64 * lc.q_mod_t as u64 + t.half_up as u64;
+        let r = t.modulus.reduce_u64(x);
+        // (x − r) is a multiple of t; its quotient is below 2^17, so 32-bit arithmetic is exact.
+        *c = ((x - r as u64) as u32).wrapping_mul(t.inv_mod_2_32);
+    }
 }
 
 /// `v mod q` for a small signed value, branch-free.
@@ -213,7 +248,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             let q = table.modulus();
             let rows = i * P::N..(i + 1) * P::N;
             let a_hat = &mut p1[rows.clone()];
-            sample_uniform(&mut prng_a, q, a_hat);
+            sample_uniform(&mut prng_a, q, a_hat, &ntt);
             lift_small(q, ws.small[0].as_ref(), poly);
             ntt.forward(&table.view(), poly)?;
             let s_hat = &sk.ntt_residues()[rows.clone()];
@@ -223,7 +258,12 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             }
         }
         pk.mark_generated(*seed_a);
-        ws.clear();
+        // `e` was secret; `poly` ends holding `â ⊙ ŝ + NTT(e)` = −p̂0 of the last prime (public).
+        ws.clear_used(Used {
+            poly: false,
+            aux: false,
+            small: 1,
+        });
         Ok(())
     }
 
@@ -315,15 +355,17 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         );
         let mut prng_a = PublicPrng::<A>::new(&seeds.a);
         let poly = ws.poly.as_mut();
+        let carry = ws.aux.as_mut();
+        plain_carry::<P>(lc, plain.coeffs(), carry);
         // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let rows = i * P::N..(i + 1) * P::N;
             let q = table.modulus();
             match c1.as_deref_mut() {
-                None => sample_uniform(&mut prng_a, q, poly),
+                None => sample_uniform(&mut prng_a, q, poly, &ntt),
                 Some(c1) => {
                     let a = &mut c1[rows.clone()];
-                    sample_uniform(&mut prng_a, q, a);
+                    sample_uniform(&mut prng_a, q, a, &ntt);
                     poly.copy_from_slice(a);
                     ntt.forward(&table.view(), poly)?;
                 }
@@ -331,9 +373,15 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             let row = &mut c0[rows.clone()];
             ntt.pointwise_mul(q, poly, &sk.ntt_residues()[rows], row)?;
             ntt.inverse(&table.view(), row)?;
-            finish_c0::<P>(q, lc, i, plain.coeffs(), ws.small[0].as_ref(), row, true);
+            let error = ws.small[0].as_ref();
+            finish_c0(&ntt, q, lc, i, plain.coeffs(), carry, error, row, true)?;
         }
-        ws.clear();
+        // `e` and the message's carry were secret; `poly` held only the public `â`.
+        ws.clear_used(Used {
+            poly: false,
+            aux: true,
+            small: 1,
+        });
         Ok(())
     }
 
@@ -370,6 +418,8 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         sample_gaussian(&mut prng_e, e1, &ntt);
         sample_gaussian(&mut prng_e, e2, &ntt);
         let poly = ws.poly.as_mut();
+        let carry = ws.aux.as_mut();
+        plain_carry::<P>(lc, plain.coeffs(), carry);
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let rows = i * P::N..(i + 1) * P::N;
             let row0 = &mut c0[rows.clone()];
@@ -379,7 +429,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             ntt.forward(&table.view(), poly)?;
             ntt.pointwise_mul(q, &pk.p0()[rows.clone()], poly, row0)?;
             ntt.inverse(&table.view(), row0)?;
-            finish_c0::<P>(q, lc, i, plain.coeffs(), e1, row0, false);
+            finish_c0(&ntt, q, lc, i, plain.coeffs(), carry, e1, row0, false)?;
             ntt.pointwise_mul(q, &pk.p1()[rows], poly, row1)?;
             ntt.inverse(&table.view(), row1)?;
             let qv = q.value();
@@ -387,7 +437,11 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
                 *x = q.add(*x, small_mod(qv, e));
             }
         }
-        ws.clear();
+        ws.clear_used(Used {
+            poly: true,
+            aux: true,
+            small: 3,
+        });
         Ok(())
     }
 
@@ -418,7 +472,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         let mut prng_a = PublicPrng::<A>::new(seed);
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let row = &mut c1[i * P::N..(i + 1) * P::N];
-            sample_uniform(&mut prng_a, table.modulus(), row);
+            sample_uniform(&mut prng_a, table.modulus(), row, &ntt);
             ntt.inverse(&table.view(), row)?;
         }
         Ok(())
@@ -478,7 +532,11 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             Self::accumulate_prime(sk, lc, i, &c0[rows], acc_t, ws)?;
         }
         behz::finish::<P, B>(&ntt, lc, acc_t, ws.aux.as_ref())?;
-        ws.clear();
+        ws.clear_used(Used {
+            poly: true,
+            aux: true,
+            small: 0,
+        });
         Ok(())
     }
 
@@ -501,12 +559,16 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         ws.aux.as_mut().fill(0);
         let mut prng_a = PublicPrng::<A>::new(ct.seed());
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            sample_uniform(&mut prng_a, table.modulus(), ws.poly.as_mut());
+            sample_uniform(&mut prng_a, table.modulus(), ws.poly.as_mut(), &ntt);
             let c0 = &ct.c0()[i * P::N..(i + 1) * P::N];
             Self::accumulate_prime(sk, lc, i, c0, acc_t, ws)?;
         }
         behz::finish::<P, B>(&ntt, lc, acc_t, ws.aux.as_ref())?;
-        ws.clear();
+        ws.clear_used(Used {
+            poly: true,
+            aux: true,
+            small: 0,
+        });
         Ok(())
     }
 
@@ -621,32 +683,33 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
                 *o = q.add(x, c);
             }
         }
-        ws.clear();
+        ws.clear_used(Used {
+            poly: true,
+            aux: false,
+            small: 0,
+        });
         Ok(())
     }
 }
 
 /// Adds `Δm` and subtracts (`negate_error`) or adds the small error to a `c0` row that holds
 /// `INTT(â ⊙ ŝ)` (symmetric: `c0 = Δm − a·s − e`) or `INTT(p̂0 ⊙ û)` (public:
-/// `c0 = p0·u + e1 + Δm`).
-#[inline(never)]
-fn finish_c0<P: Params>(
+/// `c0 = p0·u + e1 + Δm`), with the rounding carry of [`plain_carry`], on the backend.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the rows and constants of one prime's finish, as the kernel takes them"
+)]
+fn finish_c0<B: ClientKernels>(
+    ntt: &B,
     q: &Modulus,
     lc: &LevelConstants,
     i: usize,
     plain: &[u32],
+    carry: &[u32],
     error: &[i8],
     row: &mut [u32],
     negate_error: bool,
-) {
-    let qv = q.value();
-    for ((x, &m), &e) in row.iter_mut().zip(plain.iter()).zip(error.iter()) {
-        let dm = scaled_plain::<P>(q, lc, i, m);
-        let e = small_mod(qv, e);
-        *x = if negate_error {
-            q.sub(q.sub(dm, *x), e)
-        } else {
-            q.add(q.add(*x, e), dm)
-        };
-    }
+) -> Result<(), Error> {
+    ntt.encrypt_finish(q, lc.delta_mont[i], plain, carry, error, row, negate_error)?;
+    Ok(())
 }

@@ -144,7 +144,13 @@ impl core::fmt::Debug for SecretSeed {
     }
 }
 
-/// Two AES blocks: what the bitsliced software AES computes in one pass.
+/// Keystream bytes per refill. On x86-64, 32 AES blocks: the `aes` crate's AES-NI backend
+/// keeps eight blocks in flight only when one call asks for at least eight, so a refill runs
+/// four full pipelines. Elsewhere two blocks: what the bitsliced software AES computes in one
+/// pass (and a small stack on the microcontrollers).
+#[cfg(target_arch = "x86_64")]
+const BUFFER_BYTES: usize = 512;
+#[cfg(not(target_arch = "x86_64"))]
 const BUFFER_BYTES: usize = 32;
 
 /// A keystream read four bytes at a time through a small buffer.
@@ -177,6 +183,44 @@ impl<S: Keystream> Buffered<S> {
         self.pos = p + 4;
         w
     }
+
+    /// The next `out.len()` keystream words (little-endian), as that many
+    /// [`Self::next_u32`] calls would give them. Trip counts and addresses depend only on
+    /// `out.len()` and the read position (counts, never keystream values).
+    #[inline]
+    fn fill_words(&mut self, out: &mut [u32]) {
+        let mut done = 0;
+        while done < out.len() {
+            if self.pos == BUFFER_BYTES {
+                self.stream.fill(&mut self.buffer);
+                self.pos = 0;
+            }
+            let unread = &self.buffer[self.pos..];
+            let take = (unread.len() / 4).min(out.len() - done);
+            for (o, w) in out[done..done + take]
+                .iter_mut()
+                .zip(unread.chunks_exact(4))
+            {
+                *o = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            }
+            self.pos += 4 * take;
+            done += take;
+        }
+    }
+
+    /// Hands the unread keystream bytes (at least one word; refilled first when none are
+    /// left) to `read`, which returns how many whole words it consumed (at most the number
+    /// it was given); the next read starts after them.
+    #[inline]
+    fn read_words(&mut self, read: impl FnOnce(&[u8]) -> usize) {
+        if self.pos == BUFFER_BYTES {
+            self.stream.fill(&mut self.buffer);
+            self.pos = 0;
+        }
+        let unread = &self.buffer[self.pos..];
+        let words = read(unread).min(unread.len() / 4);
+        self.pos += 4 * words;
+    }
 }
 
 /// `prng_a`: the public stream that yields the uniform mask from a [`PublicSeed`].
@@ -196,6 +240,15 @@ impl<S: Keystream> PublicPrng<S> {
     #[inline]
     pub fn next_u32(&mut self) -> u32 {
         self.inner.next_u32()
+    }
+
+    /// Hands the unread keystream bytes (at least four, a multiple of four) to `read`, which
+    /// returns how many whole little-endian words it consumed; the stream continues after
+    /// them. For bulk readers such as the uniform sampler: the same stream as
+    /// [`Self::next_u32`], without a call per word.
+    #[inline]
+    pub fn read_words(&mut self, read: impl FnOnce(&[u8]) -> usize) {
+        self.inner.read_words(read)
     }
 }
 
@@ -220,6 +273,14 @@ impl<S: SecretKeystream> SecretPrng<S> {
     #[inline(never)]
     pub fn next_u32(&mut self) -> u32 {
         self.inner.next_u32()
+    }
+
+    /// The next `out.len()` keystream words, as that many [`Self::next_u32`] calls would
+    /// give them (one call per block of words instead of one per word).
+    // Kept out of line for the binary audit, as `next_u32`.
+    #[inline(never)]
+    pub fn fill_words(&mut self, out: &mut [u32]) {
+        self.inner.fill_words(out)
     }
 }
 
@@ -273,6 +334,54 @@ mod tests {
                 p.next_u32(),
                 u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])
             );
+        }
+    }
+
+    /// The word of the stream at `index` (0-based), from one long `fill`.
+    fn word_at(stream: &[u8], index: usize) -> u32 {
+        let b = &stream[4 * index..4 * index + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    #[test]
+    fn bulk_readers_follow_the_word_stream() {
+        let seed = [9u8; 32];
+        let mut whole = [0u8; 8 * BUFFER_BYTES];
+        AesCtr128::from_seed(&seed).fill(&mut whole);
+        let total = whole.len() / 4;
+        // The secret stream: single words and blocks of every size across refills.
+        let mut e = SecretPrng::<AesCtr128>::new(&SecretSeed::from_bytes(seed));
+        let mut at = 0;
+        for size in (0..).map(|k| k % 37) {
+            if at + size + 1 > total {
+                break;
+            }
+            let mut block = [0u32; 36];
+            e.fill_words(&mut block[..size]);
+            for (k, &w) in block[..size].iter().enumerate() {
+                assert_eq!(w, word_at(&whole, at + k));
+            }
+            at += size;
+            assert_eq!(e.next_u32(), word_at(&whole, at));
+            at += 1;
+        }
+        // The public stream: partial consumption of what `read_words` hands over.
+        let mut a = PublicPrng::<AesCtr128>::new(&PublicSeed(seed));
+        let mut at = 0;
+        for step in (1..).map(|k| k % 29) {
+            if at + step + 1 > total {
+                break;
+            }
+            let mut given = 0;
+            a.read_words(|bytes| {
+                assert_eq!(bytes.len() % 4, 0);
+                assert_eq!(word_at(bytes, 0), word_at(&whole, at));
+                given = (bytes.len() / 4).min(step);
+                given
+            });
+            at += given;
+            assert_eq!(a.next_u32(), word_at(&whole, at));
+            at += 1;
         }
     }
 }

@@ -25,25 +25,41 @@ pub const CDT: [u32; 42] = [
     2147483605, 2147483641, 2147483647, 2147483648,
 ];
 
+// The table is symmetric (`CDT[41 − k] = 2^31 − CDT[k]`, the lower half below 2^30), which
+// `ClientKernels::cdt_scan_symmetric` requires.
+const _: () = {
+    let mut k = 0;
+    while k < CDT.len() / 2 {
+        assert!(CDT[CDT.len() - 1 - k] == (1 << 31) - CDT[k] && CDT[k] < 1 << 30);
+        k += 1;
+    }
+};
+
 /// Threshold below which a ternary word gives −1: `floor(2^32 / 3)`.
 const TERNARY_LOW: u32 = 0x5555_5555;
 /// Threshold below which a ternary word gives 0 (and at or above which it gives +1).
 const TERNARY_HIGH: u32 = 0xAAAA_AAAA;
 
 /// Fills `out` with residues uniform in `[0, q)` by rejection: each candidate is a keystream
-/// word masked to the bit length of `q`, rejected when `>= q`. The number of words drawn
-/// depends only on the (public) keystream, so only the public stream is accepted.
-pub fn sample_uniform<S: Keystream>(prng: &mut PublicPrng<S>, q: &Modulus, out: &mut [u32]) {
+/// word masked to the bit length of `q`, rejected when `>= q`, read in order up to the word
+/// that fills `out` (the backend's [`ClientKernels::uniform_accept`] on the buffered words:
+/// vector compares and compression on x86-64). The number of words drawn depends only on
+/// the (public) keystream, so only the public stream is accepted.
+pub fn sample_uniform<S: Keystream, B: ClientKernels>(
+    prng: &mut PublicPrng<S>,
+    q: &Modulus,
+    out: &mut [u32],
+    backend: &B,
+) {
     let q = q.value();
     let mask = u32::MAX >> q.leading_zeros();
-    for x in out.iter_mut() {
-        loop {
-            let candidate = prng.next_u32() & mask;
-            if candidate < q {
-                *x = candidate;
-                break;
-            }
-        }
+    let mut filled = 0;
+    while filled < out.len() {
+        prng.read_words(|words| {
+            let (read, written) = backend.uniform_accept(words, mask, q, &mut out[filled..]);
+            filled += written;
+            read
+        });
     }
 }
 
@@ -62,9 +78,15 @@ pub fn ternary_from_word(w: u32) -> i8 {
 // (security/audit) checks the code the client runs, under this symbol.
 #[inline(never)]
 pub fn sample_ternary<S: SecretKeystream>(prng: &mut SecretPrng<S>, out: &mut [i8]) {
-    for x in out.iter_mut() {
-        *x = ternary_from_word(prng.next_u32());
+    let mut words = [0u32; GAUSSIAN_BLOCK];
+    for block in out.chunks_mut(GAUSSIAN_BLOCK) {
+        let words = &mut words[..block.len()];
+        prng.fill_words(words);
+        for (x, &w) in block.iter_mut().zip(words.iter()) {
+            *x = ternary_from_word(w);
+        }
     }
+    words.zeroize();
 }
 
 /// One Gaussian sample from one keystream word: its low 31 bits scanned against every CDT
@@ -84,7 +106,7 @@ pub fn gaussian_from_word(w: u32) -> i8 {
 pub const GAUSSIAN_BLOCK: usize = 16;
 
 /// [`gaussian_from_word`] on `GAUSSIAN_BLOCK` words, by the backend's constant-time CDT scan
-/// (Helium assembly on the M55; equal word for word to the scalar definition, tested on
+/// of the symmetric table (Helium assembly on the M55, half-table vectors on x86-64; equal word for word to the scalar definition, tested on
 /// target and in `zeppelin-ring`).
 #[inline(always)]
 pub fn gaussian_from_words<B: ClientKernels>(
@@ -92,7 +114,7 @@ pub fn gaussian_from_words<B: ClientKernels>(
     words: &[u32; GAUSSIAN_BLOCK],
     out: &mut [i8; GAUSSIAN_BLOCK],
 ) {
-    backend.cdt_scan(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
+    backend.cdt_scan_symmetric(words, &CDT, CDT.len() as i32 - GAUSSIAN_BOUND, out);
 }
 
 /// Fills `out` with discrete Gaussian errors (`σ = 3.2`, `|e| <= 21`), consuming exactly
@@ -109,9 +131,7 @@ pub fn sample_gaussian<S: SecretKeystream, B: ClientKernels>(
     let mut words = [0u32; GAUSSIAN_BLOCK];
     let (blocks, rest) = out.as_chunks_mut::<GAUSSIAN_BLOCK>();
     for block in blocks {
-        for w in words.iter_mut() {
-            *w = prng.next_u32();
-        }
+        prng.fill_words(&mut words);
         gaussian_from_words(backend, &words, block);
     }
     // Every preset's n is a multiple of the block; a shorter tail keeps the same order.

@@ -11,7 +11,7 @@
 use zeppelin::prng::{AesCtr128, Keystream, PublicPrng, PublicSeed, SecretPrng, SecretSeed};
 use zeppelin::sampler::{sample_gaussian, sample_ternary, sample_uniform, CDT, SIGMA};
 use zeppelin::{Bfv, Params, Seal4096, Seal8192, Zeppelin4096};
-use zeppelin_ring::ClientKernels;
+use zeppelin_ring::{ClientKernels, NttBackend};
 
 /// The ring degree the distribution tests sample at.
 const N: usize = 4096;
@@ -270,20 +270,53 @@ fn uniform_is_bias_free_and_is_masked_rejection() {
     let qv = q.value() as u64;
     let seed = [0x17u8; 32];
     const SAMPLES: usize = 1 << 20;
-    let mut prng = PublicPrng::<AesCtr128>::new(&PublicSeed(seed));
-    let mut xs = vec![0u32; SAMPLES];
-    sample_uniform(&mut prng, &q, &mut xs);
     // Reference: keystream words masked to 27 bits, those >= q dropped.
     let words = keystream_words(&seed, SAMPLES + SAMPLES / 64);
-    let reference: Vec<u32> = words
+    let masked: Vec<u32> = words.iter().map(|w| w & ((1 << 27) - 1)).collect();
+    let reference: Vec<u32> = masked
         .iter()
-        .map(|w| w & ((1 << 27) - 1))
+        .copied()
         .filter(|&w| (w as u64) < qv)
         .take(SAMPLES)
         .collect();
-    assert_eq!(xs, reference);
-    let failures = uniform_failures(&xs, qv);
+    // Every backend this CPU has (vector rejection on x86-64), in rows of n as the client
+    // draws them: the same values, and the stream continues right after the word that
+    // filled the last row.
+    let consumed = 1 + masked
+        .iter()
+        .enumerate()
+        .filter(|&(_, &w)| (w as u64) < qv)
+        .nth(SAMPLES - 1)
+        .unwrap()
+        .0;
+    for_each_backend(|backend| {
+        let mut prng = PublicPrng::<AesCtr128>::new(&PublicSeed(seed));
+        let mut xs = vec![0u32; SAMPLES];
+        for row in xs.chunks_mut(N) {
+            sample_uniform(&mut prng, &q, row, &backend);
+        }
+        assert_eq!(xs, reference, "{}", backend.name());
+        assert_eq!(prng.next_u32(), words[consumed], "{}", backend.name());
+    });
+    let failures = uniform_failures(&reference, qv);
     assert!(failures.is_empty(), "{failures:?}");
+}
+
+/// Runs `check` on every backend this CPU has (by name; the others are skipped).
+#[cfg(target_arch = "x86_64")]
+fn for_each_backend(mut check: impl FnMut(zeppelin_ring::x86::Auto)) {
+    for name in ["portable", "avx2", "avx512"] {
+        match zeppelin_ring::x86::Auto::from_name(name) {
+            Ok(backend) => check(backend),
+            Err(_) => eprintln!("SKIP {name}: this CPU does not have the backend"),
+        }
+    }
+}
+
+/// Runs `check` on the portable backend (the only one off x86-64 hosts).
+#[cfg(not(target_arch = "x86_64"))]
+fn for_each_backend(mut check: impl FnMut(zeppelin_ring::Portable)) {
+    check(zeppelin_ring::Portable);
 }
 
 /// The checks a uniform sampler mod `q` must pass, at about 4 standard errors: chi-square
@@ -365,7 +398,7 @@ fn eval_domain_mask_is_ntt_of_expanded_c1<P: Params>() {
     for (i, &qi) in P::DATA_PRIMES.iter().enumerate() {
         let q = Modulus::new(qi).unwrap();
         let mut a_hat = vec![0u32; n];
-        sample_uniform(&mut prng, &q, &mut a_hat);
+        sample_uniform(&mut prng, &q, &mut a_hat, &zeppelin_ring::default_backend());
         let m = qi as u64;
         let psi = (2..m).find(|&x| pow_mod(x, n as u64, m) == m - 1).unwrap();
         // The smallest of all primitive roots: the odd powers of this one.

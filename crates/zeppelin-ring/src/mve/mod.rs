@@ -257,4 +257,34 @@ impl ClientKernels for Mve {
     ) {
         client::cdt_scan(words, cdt, base, out)
     }
+
+    fn cdt_scan_symmetric<const L: usize>(
+        &self,
+        words: &[u32; L],
+        cdt: &[u32],
+        base: i32,
+        out: &mut [i8; L],
+    ) {
+        // The Helium scan of the whole table (the symmetry is not used on the M55).
+        self.cdt_scan(words, cdt, base, out)
+    }
+
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+        // No Helium kernel: the scalar loop (public stream only).
+        crate::client::uniform_accept(words, mask, q, out)
+    }
+
+    fn encrypt_finish(
+        &self,
+        q: &Modulus,
+        delta_mont: Mont,
+        plain: &[u32],
+        carry: &[u32],
+        error: &[i8],
+        row: &mut [u32],
+        negate_error: bool,
+    ) -> Result<(), RingError> {
+        // No Helium kernel: the scalar loop (once per prime per encryption).
+        crate::client::encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
+    }
 }

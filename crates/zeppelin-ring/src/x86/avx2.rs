@@ -8,6 +8,28 @@ use super::lanes::{simd_backend, Lanes};
 
 cpufeatures::new!(avx2_cpuid, "avx2");
 
+/// For each 8-bit lane mask, the selected lane indices in order (one byte each, the unused
+/// high bytes zero): the permutation of [`Lanes::compress_store`].
+static COMPRESS_ORDER: [u64; 256] = compress_order();
+
+const fn compress_order() -> [u64; 256] {
+    let mut table = [0u64; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let (mut lane, mut k, mut order) = (0, 0, 0u64);
+        while lane < 8 {
+            if bits >> lane & 1 == 1 {
+                order |= (lane as u64) << (8 * k);
+                k += 1;
+            }
+            lane += 1;
+        }
+        table[bits] = order;
+        bits += 1;
+    }
+    table
+}
+
 /// The AVX2 backend. A value exists only on a CPU (and OS) that runs AVX2: [`Avx2::detect`]
 /// is its only constructor, so holding one is the proof every kernel relies on. Detect once
 /// and keep it (it is `Copy`).
@@ -147,6 +169,47 @@ impl Lanes for Avx2 {
     fn select_sub(self, src: __m256i, mask: __m256i, a: __m256i, b: __m256i) -> __m256i {
         // SAFETY: as above.
         unsafe { _mm256_blendv_epi8(src, _mm256_sub_epi32(a, b), mask) }
+    }
+    #[inline(always)]
+    fn decrement_where(self, v: __m256i, mask: __m256i) -> __m256i {
+        // The mask lanes are all ones (−1).
+        // SAFETY: as above.
+        unsafe { _mm256_add_epi32(v, mask) }
+    }
+    #[inline(always)]
+    unsafe fn compress_store(self, p: *mut u32, mask: __m256i, v: __m256i) -> usize {
+        // AVX2 has no compress: a permutation from a table indexed by the 8-bit lane mask
+        // (public data only: the uniform sampler's rejections).
+        // SAFETY: AVX2 detected; `p` valid for 8 writes (the caller's contract).
+        unsafe {
+            let bits = _mm256_movemask_ps(_mm256_castsi256_ps(mask)) as u8;
+            let order =
+                _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(COMPRESS_ORDER[bits as usize] as i64));
+            _mm256_storeu_si256(p.cast(), _mm256_permutevar8x32_epi32(v, order));
+            bits.count_ones() as usize
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_i8(self, p: *const i8) -> __m256i {
+        // SAFETY: AVX2 detected; `p` valid for 8 reads (the caller's contract).
+        unsafe { _mm256_cvtepi8_epi32(_mm_loadl_epi64(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store_low_bytes(self, p: *mut i8, v: __m256i) {
+        // SAFETY: AVX2 detected; `p` valid for 8 writes (the caller's contract).
+        unsafe {
+            // Bytes 0, 4, 8, 12 of each 128-bit half to its first word, then words 0 and 4
+            // side by side.
+            let gather = _mm256_setr_epi8(
+                0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12, -1, -1,
+                -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+            );
+            let packed = _mm256_permutevar8x32_epi32(
+                _mm256_shuffle_epi8(v, gather),
+                _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0),
+            );
+            _mm_storel_epi64(p.cast(), _mm256_castsi256_si128(packed));
+        }
     }
 
     #[inline(always)]

@@ -248,6 +248,28 @@ impl Lanes for Avx512 {
         // SAFETY: as above.
         unsafe { _mm512_mask_sub_epi32(src, mask, a, b) }
     }
+    #[inline(always)]
+    fn decrement_where(self, v: __m512i, mask: __mmask16) -> __m512i {
+        // SAFETY: as above.
+        unsafe { _mm512_mask_sub_epi32(v, mask, v, _mm512_set1_epi32(1)) }
+    }
+    #[inline(always)]
+    unsafe fn compress_store(self, p: *mut u32, mask: __mmask16, v: __m512i) -> usize {
+        // In a register, then one full store: faster than `vpcompressd` to memory.
+        // SAFETY: AVX-512F detected; `p` valid for 16 writes (the caller's contract).
+        unsafe { _mm512_storeu_si512(p.cast(), _mm512_maskz_compress_epi32(mask, v)) };
+        mask.count_ones() as usize
+    }
+    #[inline(always)]
+    unsafe fn load_i8(self, p: *const i8) -> __m512i {
+        // SAFETY: AVX-512F detected; `p` valid for 16 reads (the caller's contract).
+        unsafe { _mm512_cvtepi8_epi32(_mm_loadu_si128(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store_low_bytes(self, p: *mut i8, v: __m512i) {
+        // SAFETY: AVX-512F detected; `p` valid for 16 writes (the caller's contract).
+        unsafe { _mm_storeu_si128(p.cast(), _mm512_cvtepi32_epi8(v)) }
+    }
 
     #[inline(always)]
     fn small_stage(self, h: usize) -> SmallStage {

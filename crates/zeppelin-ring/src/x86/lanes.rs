@@ -71,6 +71,24 @@ pub(crate) trait Lanes: Copy {
     fn gt_u32(self, a: Self::V, b: Self::V) -> Self::Mask;
     /// `a − b` in the lanes of `mask`, `src` elsewhere.
     fn select_sub(self, src: Self::V, mask: Self::Mask, a: Self::V, b: Self::V) -> Self::V;
+    /// `v − 1` in the lanes of `mask`, `v` elsewhere (no branch: a masked or plain add).
+    fn decrement_where(self, v: Self::V, mask: Self::Mask) -> Self::V;
+    /// Stores the lanes of `v` selected by `mask`, in lane order, at `p`; returns how many
+    /// (the lanes after them may be overwritten with anything).
+    ///
+    /// # Safety
+    /// `p` valid for writing `WIDTH` `u32` (unaligned).
+    unsafe fn compress_store(self, p: *mut u32, mask: Self::Mask, v: Self::V) -> usize;
+    /// `WIDTH` signed bytes at `p`, sign-extended to 32-bit lanes.
+    ///
+    /// # Safety
+    /// `p` valid for reading `WIDTH` bytes (unaligned).
+    unsafe fn load_i8(self, p: *const i8) -> Self::V;
+    /// Stores the low byte of every lane (`WIDTH` bytes, in lane order) at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for writing `WIDTH` bytes (unaligned).
+    unsafe fn store_low_bytes(self, p: *mut i8, v: Self::V);
 
     /// The permutations of a stage with butterfly distance `h` in {1, 2, 4, 8} (at most
     /// `WIDTH`).
@@ -216,6 +234,256 @@ pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
         }
     }
     done
+}
+
+/// [`crate::ClientKernels::cdt_scan`] on the whole vectors of `words`; returns how many
+/// words that is. Constant time: every word is compared with every entry, the counts move
+/// by masks, and no address depends on a word.
+#[inline(always)]
+pub(crate) fn cdt_scan<L: Lanes>(
+    l: L,
+    words: &[u32],
+    cdt: &[u32],
+    base: i32,
+    out: &mut [i8],
+) -> usize {
+    let low31 = l.splat((1 << 31) - 1);
+    let start = l.splat(base as u32);
+    let done = words.len().min(out.len()) / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        let r = l.and(unsafe { l.load(words.as_ptr().add(j)) }, low31);
+        let mut count = start;
+        for &c in cdt {
+            // r < c as c > r (both below 2^32, unsigned): −1 in those lanes.
+            count = l.decrement_where(count, l.gt_u32(l.splat(c), r));
+        }
+        // SAFETY: j + WIDTH <= done <= out.len().
+        unsafe { l.store_low_bytes(out.as_mut_ptr().add(j), count) };
+    }
+    done
+}
+
+/// [`crate::ClientKernels::cdt_scan_symmetric`] on the whole vectors of `words`; returns how
+/// many words that is. With `r' = 2^31 − 1 − r` and `A(x) = #{k < B : x >= cdt[k]}`, the
+/// symmetry gives `#{j : r >= cdt[j]} = A(r) + B − A(r')`, and `cdt[B − 1] < 2^30` makes one
+/// of the two terms trivial: `A(s)` for `s = min(r, r')` when `r < 2^30`, else `2B − A(s)`.
+/// Constant time: `B` comparisons per word, masks and selects only.
+#[inline(always)]
+pub(crate) fn cdt_scan_symmetric<L: Lanes>(
+    l: L,
+    words: &[u32],
+    cdt: &[u32],
+    base: i32,
+    out: &mut [i8],
+) -> usize {
+    let half = cdt.len() / 2;
+    let lower_half = &cdt[..half];
+    let low31 = l.splat((1 << 31) - 1);
+    let quarter = l.splat(1 << 30);
+    let start = l.splat(half as u32);
+    // out = base − #{j : r < cdt[j]} = base − 2B + #{j : r >= cdt[j]}.
+    let base_low = l.splat((base - 2 * half as i32) as u32);
+    let base_high = l.splat(base as u32);
+    let done = words.len().min(out.len()) / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        let r = l.and(unsafe { l.load(words.as_ptr().add(j)) }, low31);
+        let s = l.min_u32(r, l.and(l.sub32(low31, r), low31));
+        let mut a = start;
+        for &c in lower_half {
+            a = l.decrement_where(a, l.gt_u32(l.splat(c), s));
+        }
+        // r < 2^30: base − 2B + A(s); otherwise base − A(s).
+        let lower = l.gt_u32(quarter, r);
+        let count = l.select_sub(l.sub32(base_high, a), lower, base_low, l.sub32(l.zero(), a));
+        // SAFETY: j + WIDTH <= done <= out.len().
+        unsafe { l.store_low_bytes(out.as_mut_ptr().add(j), count) };
+    }
+    done
+}
+
+/// `a + b mod q` per lane for `a, b < q` ([`Modulus::add`]).
+#[inline(always)]
+fn add_mod<L: Lanes>(l: L, a: L::V, b: L::V, q: L::V) -> L::V {
+    reduce_once(l, l.add32(a, b), q)
+}
+
+/// `a − b mod q` per lane for `a, b < q` ([`Modulus::sub`]).
+#[inline(always)]
+fn sub_mod<L: Lanes>(l: L, a: L::V, b: L::V, q: L::V) -> L::V {
+    reduce_once(l, l.sub32(l.add32(a, q), b), q)
+}
+
+/// `mont_q(a, b)` in `[0, q)` per lane by a broadcast constant ([`Modulus::mont_mul`]).
+#[inline(always)]
+fn mont_mul_by<L: Lanes>(l: L, a: L::V, b: (L::V, L::V), c: &Consts<L::V>) -> L::V {
+    reduce_once(l, mont_mul_lazy_by(l, a, b.0, b.1, c), c.q)
+}
+
+/// [`crate::ClientKernels::encrypt_finish`] on the whole vectors; returns how many elements
+/// that is. Secret data: lane arithmetic and masks only.
+#[inline(always)]
+pub(crate) fn encrypt_finish<L: Lanes, const NEGATE: bool>(
+    l: L,
+    q: &Modulus,
+    delta_mont: u32,
+    plain: &[u32],
+    carry: &[u32],
+    error: &[i8],
+    row: &mut [u32],
+) -> usize {
+    let c = consts(l, q);
+    let delta = by_constant(l, q, delta_mont);
+    let len = row.len().min(plain.len()).min(carry.len()).min(error.len());
+    let done = len / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= every length.
+        unsafe {
+            let m = l.load(plain.as_ptr().add(j));
+            let dm = add_mod(
+                l,
+                mont_mul_by(l, m, delta, &c),
+                l.load(carry.as_ptr().add(j)),
+                c.q,
+            );
+            // e mod q: for e < 0 the wrapped e + q is the smaller of the two.
+            let e = l.load_i8(error.as_ptr().add(j));
+            let e = l.min_u32(e, l.add32(e, c.q));
+            let p = row.as_mut_ptr().add(j);
+            let x = l.load(p);
+            let y = if NEGATE {
+                sub_mod(l, sub_mod(l, dm, x, c.q), e, c.q)
+            } else {
+                add_mod(l, add_mod(l, x, e, c.q), dm, c.q)
+            };
+            l.store(p, y);
+        }
+    }
+    done
+}
+
+/// [`crate::ClientKernels::behz_accumulate`] on the whole vectors; returns how many elements
+/// that is. Secret data: lane arithmetic only.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the kernel's operands, as in ClientKernels"
+)]
+#[inline(always)]
+pub(crate) fn behz_accumulate<L: Lanes>(
+    l: L,
+    q: &Modulus,
+    t: &Modulus,
+    scale_mont: u32,
+    hat_t_mont: u32,
+    hat_gamma: u32,
+    x: &[u32],
+    c0: &[u32],
+    acc_t: &mut [u32],
+    acc_gamma: &mut [u32],
+) -> usize {
+    let (cq, ct) = (consts(l, q), consts(l, t));
+    let (scale, hat_t) = (by_constant(l, q, scale_mont), by_constant(l, t, hat_t_mont));
+    let hat_gamma = l.splat(hat_gamma);
+    let len = x.len().min(c0.len()).min(acc_t.len()).min(acc_gamma.len());
+    let done = len / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= every length.
+        unsafe {
+            let xi = add_mod(
+                l,
+                l.load(x.as_ptr().add(j)),
+                l.load(c0.as_ptr().add(j)),
+                cq.q,
+            );
+            let y = mont_mul_by(l, xi, scale, &cq);
+            let pt = acc_t.as_mut_ptr().add(j);
+            l.store(
+                pt,
+                add_mod(l, l.load(pt), mont_mul_by(l, y, hat_t, &ct), ct.q),
+            );
+            let pg = acc_gamma.as_mut_ptr().add(j);
+            l.store(pg, l.add32(l.load(pg), l.mullo32(y, hat_gamma)));
+        }
+    }
+    done
+}
+
+/// [`crate::ClientKernels::behz_finish`] on the whole vectors; returns how many elements that
+/// is. Secret data: lane arithmetic and masks only.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the kernel's operands, as in ClientKernels"
+)]
+#[inline(always)]
+pub(crate) fn behz_finish<L: Lanes>(
+    l: L,
+    t: &Modulus,
+    neg_q_inv_t_mont: u32,
+    neg_q_inv_gamma: u32,
+    gamma_mod_t: u32,
+    gamma_inv_t_mont: u32,
+    acc_t: &mut [u32],
+    acc_gamma: &[u32],
+) -> usize {
+    let c = consts(l, t);
+    let neg_q_inv_t = by_constant(l, t, neg_q_inv_t_mont);
+    let one = by_constant(l, t, t.to_mont(1));
+    let gamma_inv_t = by_constant(l, t, gamma_inv_t_mont);
+    let (neg_q_inv_gamma, gamma_mod_t) = (l.splat(neg_q_inv_gamma), l.splat(gamma_mod_t));
+    let (gamma_mask, half_gamma) = (l.splat((1 << 31) - 1), l.splat((1 << 30) - 1));
+    let len = acc_t.len().min(acc_gamma.len());
+    let done = len / L::WIDTH * L::WIDTH;
+    for j in (0..done).step_by(L::WIDTH) {
+        // SAFETY: j + WIDTH <= done <= both lengths.
+        unsafe {
+            let pt = acc_t.as_mut_ptr().add(j);
+            let z_t = mont_mul_by(l, l.load(pt), neg_q_inv_t, &c);
+            let g = l.load(acc_gamma.as_ptr().add(j));
+            let z_gamma = l.and(l.mullo32(g, neg_q_inv_gamma), gamma_mask);
+            // Centring: minus γ mod t in the lanes with z_γ >= 2^30.
+            let negative = l.gt_u32(z_gamma, half_gamma);
+            let z_gamma_mod_t = l.add32(mont_mul_by(l, z_gamma, one, &c), c.q);
+            let z_gamma_t = reduce_once(
+                l,
+                l.select_sub(z_gamma_mod_t, negative, z_gamma_mod_t, gamma_mod_t),
+                c.q,
+            );
+            l.store(
+                pt,
+                mont_mul_by(l, sub_mod(l, z_t, z_gamma_t, c.q), gamma_inv_t, &c),
+            );
+        }
+    }
+    done
+}
+
+/// [`crate::ClientKernels::uniform_accept`]: whole vectors while a full vector of accepted
+/// candidates cannot fill `out` (so every word of the vector is read, as the scalar loop
+/// reads it), the rest by the scalar loop. Public data only.
+#[inline(always)]
+pub(crate) fn uniform_accept<L: Lanes>(
+    l: L,
+    words: &[u8],
+    mask: u32,
+    q: u32,
+    out: &mut [u32],
+) -> (usize, usize) {
+    let available = words.len() / 4;
+    let (mask_v, q_v) = (l.splat(mask), l.splat(q));
+    let (mut read, mut written) = (0, 0);
+    while read + L::WIDTH <= available && written + L::WIDTH < out.len() {
+        // SAFETY: words 4·read .. 4·(read + WIDTH) are in `words`, and out[written..] has
+        // more than WIDTH elements (the loop condition).
+        unsafe {
+            let candidate = l.and(l.load(words.as_ptr().add(4 * read).cast()), mask_v);
+            let accepted = l.gt_u32(q_v, candidate);
+            written += l.compress_store(out.as_mut_ptr().add(written), accepted, candidate);
+        }
+        read += L::WIDTH;
+    }
+    let (r, w) = crate::client::uniform_accept(&words[4 * read..], mask, q, &mut out[written..]);
+    (read + r, written + w)
 }
 
 /// `x mod q` for `x < 2^32` per lane (Barrett with `μ = floor(2^32 / q)` in every lane).
@@ -459,6 +727,126 @@ macro_rules! simd_backend {
             }
 
             /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in ClientKernels"
+            )]
+            #[target_feature(enable = $feature)]
+            unsafe fn encrypt_finish_kernel(
+                self,
+                q: &$crate::Modulus,
+                delta_mont: u32,
+                plain: &[u32],
+                carry: &[u32],
+                error: &[i8],
+                row: &mut [u32],
+                negate_error: bool,
+            ) -> usize {
+                if negate_error {
+                    super::lanes::encrypt_finish::<Self, true>(
+                        self, q, delta_mont, plain, carry, error, row,
+                    )
+                } else {
+                    super::lanes::encrypt_finish::<Self, false>(
+                        self, q, delta_mont, plain, carry, error, row,
+                    )
+                }
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in ClientKernels"
+            )]
+            #[target_feature(enable = $feature)]
+            unsafe fn behz_accumulate_kernel(
+                self,
+                q: &$crate::Modulus,
+                t: &$crate::Modulus,
+                scale_mont: u32,
+                hat_t_mont: u32,
+                hat_gamma: u32,
+                x: &[u32],
+                c0: &[u32],
+                acc_t: &mut [u32],
+                acc_gamma: &mut [u32],
+            ) -> usize {
+                super::lanes::behz_accumulate(
+                    self, q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+                )
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[expect(
+                clippy::too_many_arguments,
+                reason = "the kernel's operands, as in ClientKernels"
+            )]
+            #[target_feature(enable = $feature)]
+            unsafe fn behz_finish_kernel(
+                self,
+                t: &$crate::Modulus,
+                neg_q_inv_t_mont: u32,
+                neg_q_inv_gamma: u32,
+                gamma_mod_t: u32,
+                gamma_inv_t_mont: u32,
+                acc_t: &mut [u32],
+                acc_gamma: &[u32],
+            ) -> usize {
+                super::lanes::behz_finish(
+                    self,
+                    t,
+                    neg_q_inv_t_mont,
+                    neg_q_inv_gamma,
+                    gamma_mod_t,
+                    gamma_inv_t_mont,
+                    acc_t,
+                    acc_gamma,
+                )
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
+            unsafe fn cdt_symmetric_kernel(
+                self,
+                words: &[u32],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8],
+            ) -> usize {
+                super::lanes::cdt_scan_symmetric(self, words, cdt, base, out)
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
+            unsafe fn cdt_kernel(
+                self,
+                words: &[u32],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8],
+            ) -> usize {
+                super::lanes::cdt_scan(self, words, cdt, base, out)
+            }
+
+            /// # Safety
+            /// None beyond the instruction set `self` proves.
+            #[target_feature(enable = $feature)]
+            unsafe fn uniform_kernel(
+                self,
+                words: &[u8],
+                mask: u32,
+                q: u32,
+                out: &mut [u32],
+            ) -> (usize, usize) {
+                super::lanes::uniform_accept(self, words, mask, q, out)
+            }
+
+            /// # Safety
             /// [`super::lanes::lift_centered`]'s contract.
             #[target_feature(enable = $feature)]
             unsafe fn lift_kernel(
@@ -692,9 +1080,8 @@ macro_rules! simd_backend {
             }
         }
 
-        /// The device client's kernels: delegated to [`crate::Portable`] (scalar), since a
-        /// server runs them once per decryption and the client's hot loops are the NTT and the
-        /// pointwise products above.
+        /// The device client's kernels in vectors (the same client code runs on gateways
+        /// and servers); tails shorter than a vector by the portable loops.
         impl $crate::ClientKernels for $T {
             fn behz_accumulate(
                 &self,
@@ -708,9 +1095,31 @@ macro_rules! simd_backend {
                 acc_t: &mut [u32],
                 acc_gamma: &mut [u32],
             ) -> Result<(), $crate::RingError> {
-                // No vector kernel: the portable loop (see the impl).
+                $crate::portable::same_lengths([acc_t.len(), x.len(), c0.len(), acc_gamma.len()])?;
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe {
+                    self.behz_accumulate_kernel(
+                        q,
+                        t,
+                        scale_mont.get(),
+                        hat_t_mont.get(),
+                        hat_gamma,
+                        x,
+                        c0,
+                        acc_t,
+                        acc_gamma,
+                    )
+                };
                 $crate::Portable.behz_accumulate(
-                    q, t, scale_mont, hat_t_mont, hat_gamma, x, c0, acc_t, acc_gamma,
+                    q,
+                    t,
+                    scale_mont,
+                    hat_t_mont,
+                    hat_gamma,
+                    &x[done..],
+                    &c0[done..],
+                    &mut acc_t[done..],
+                    &mut acc_gamma[done..],
                 )
             }
 
@@ -724,15 +1133,61 @@ macro_rules! simd_backend {
                 acc_t: &mut [u32],
                 acc_gamma: &[u32],
             ) -> Result<(), $crate::RingError> {
-                // No vector kernel: the portable loop (see the impl).
+                $crate::RingError::check_len(acc_t.len(), acc_gamma.len())?;
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe {
+                    self.behz_finish_kernel(
+                        t,
+                        neg_q_inv_t_mont.get(),
+                        neg_q_inv_gamma,
+                        gamma_mod_t,
+                        gamma_inv_t_mont.get(),
+                        acc_t,
+                        acc_gamma,
+                    )
+                };
                 $crate::Portable.behz_finish(
                     t,
                     neg_q_inv_t_mont,
                     neg_q_inv_gamma,
                     gamma_mod_t,
                     gamma_inv_t_mont,
-                    acc_t,
-                    acc_gamma,
+                    &mut acc_t[done..],
+                    &acc_gamma[done..],
+                )
+            }
+
+            fn encrypt_finish(
+                &self,
+                q: &$crate::Modulus,
+                delta_mont: $crate::Mont,
+                plain: &[u32],
+                carry: &[u32],
+                error: &[i8],
+                row: &mut [u32],
+                negate_error: bool,
+            ) -> Result<(), $crate::RingError> {
+                $crate::portable::same_lengths([row.len(), plain.len(), carry.len(), error.len()])?;
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe {
+                    self.encrypt_finish_kernel(
+                        q,
+                        delta_mont.get(),
+                        plain,
+                        carry,
+                        error,
+                        row,
+                        negate_error,
+                    )
+                };
+                $crate::client::encrypt_finish(
+                    q,
+                    delta_mont,
+                    &plain[done..],
+                    &carry[done..],
+                    &error[done..],
+                    &mut row[done..],
+                    negate_error,
                 )
             }
 
@@ -743,8 +1198,32 @@ macro_rules! simd_backend {
                 base: i32,
                 out: &mut [i8; L],
             ) {
-                // No vector kernel: the portable scan (see the impl).
-                $crate::Portable.cdt_scan(words, cdt, base, out)
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe { self.cdt_kernel(words, cdt, base, out) };
+                $crate::portable::cdt_scan_words(&words[done..], cdt, base, &mut out[done..]);
+            }
+
+            fn cdt_scan_symmetric<const L: usize>(
+                &self,
+                words: &[u32; L],
+                cdt: &[u32],
+                base: i32,
+                out: &mut [i8; L],
+            ) {
+                // SAFETY: `self` proves the instruction set.
+                let done = unsafe { self.cdt_symmetric_kernel(words, cdt, base, out) };
+                $crate::portable::cdt_scan_words(&words[done..], cdt, base, &mut out[done..]);
+            }
+
+            fn uniform_accept(
+                &self,
+                words: &[u8],
+                mask: u32,
+                q: u32,
+                out: &mut [u32],
+            ) -> (usize, usize) {
+                // SAFETY: `self` proves the instruction set.
+                unsafe { self.uniform_kernel(words, mask, q, out) }
             }
         }
     };

@@ -263,4 +263,31 @@ impl ClientKernels for Auto {
     ) {
         dispatch!(self, b => b.cdt_scan(words, cdt, base, out))
     }
+
+    fn cdt_scan_symmetric<const L: usize>(
+        &self,
+        words: &[u32; L],
+        cdt: &[u32],
+        base: i32,
+        out: &mut [i8; L],
+    ) {
+        dispatch!(self, b => b.cdt_scan_symmetric(words, cdt, base, out))
+    }
+
+    fn uniform_accept(&self, words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
+        dispatch!(self, b => b.uniform_accept(words, mask, q, out))
+    }
+
+    fn encrypt_finish(
+        &self,
+        q: &Modulus,
+        delta_mont: Mont,
+        plain: &[u32],
+        carry: &[u32],
+        error: &[i8],
+        row: &mut [u32],
+        negate_error: bool,
+    ) -> Result<(), RingError> {
+        dispatch!(self, b => b.encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error))
+    }
 }
