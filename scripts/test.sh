@@ -42,6 +42,13 @@ cargo test --release -p rblwe --features fault-sim --test fault_campaign
 
 echo "== SEAL interoperability =="
 cargo build --release -q -p zeppelin-cli
+# The x86-64 kernels must inline every vector intrinsic: a closure inside a
+# #[target_feature] kernel does not inherit its instruction set, and its intrinsics then
+# compile to calls (the NTT ran 4x slower that way). Checked on the binary.
+if objdump -d --no-show-raw-insn target/release/zeppelin | grep -E 'call.*core_arch.*(avx|sse)'; then
+  echo "test.sh: vector intrinsics compiled to calls (see above)" >&2
+  exit 1
+fi
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" .venv/bin/python -m pytest -q tests/interop
 
 echo "== peer benchmark, short form (full form: bash scripts/peer_bench.sh) =="
