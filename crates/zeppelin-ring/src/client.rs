@@ -116,7 +116,7 @@ pub trait ClientKernels: NttBackend {
     /// plus the rounding carry, which does not depend on `q`) and `e_j mod q`,
     ///
     /// ```text
-    /// NEGATE_ERROR:  row_j ← (Δm_j − row_j) − e_j mod q    (symmetric: c0 = Δm − a·s − e)
+    /// negate_error:  row_j ← (Δm_j − row_j) − e_j mod q    (symmetric: c0 = Δm − a·s − e)
     /// otherwise:     row_j ← (row_j + e_j) + Δm_j mod q    (public key: c0 = p0·u + e1 + Δm)
     /// ```
     ///
@@ -140,9 +140,9 @@ pub trait ClientKernels: NttBackend {
     ) -> Result<(), RingError>;
 }
 
-/// [`ClientKernels::uniform_accept`], the scalar loop every backend's result equals (the
-/// portable backend's kernel) (and the
-/// one that finishes a vector kernel's tail). Public data only: it branches on rejections.
+/// [`ClientKernels::uniform_accept`] as a scalar loop: the portable backend's kernel, the
+/// reference every backend equals, and the tail of the vector kernels. Public data only: it
+/// branches on rejections.
 pub(crate) fn uniform_accept(words: &[u8], mask: u32, q: u32, out: &mut [u32]) -> (usize, usize) {
     let mut written = 0;
     let mut read = 0;

@@ -16,7 +16,9 @@
 //! the original coefficients in `[0, q)`, the factor `n^-1` included.
 //!
 //! Twiddles are kept in Montgomery form, so every butterfly multiplies with one Montgomery
-//! product and data never leave normal form.
+//! product and data never leave normal form. On x86-64 the tables also carry the same
+//! twiddles in normal form with Shoup companions ([`ShoupView`]), derived from the
+//! Montgomery ones, for the vector backends' Shoup products.
 
 use crate::error::RingError;
 use crate::modulus::Modulus;

@@ -170,13 +170,19 @@ impl<S: Keystream> Buffered<S> {
         }
     }
 
-    /// The next four keystream bytes as a little-endian word.
-    #[inline]
-    fn next_u32(&mut self) -> u32 {
+    /// Refills the buffer when every byte of it has been read (the position is public).
+    #[inline(always)]
+    fn refill_if_read(&mut self) {
         if self.pos == BUFFER_BYTES {
             self.stream.fill(&mut self.buffer);
             self.pos = 0;
         }
+    }
+
+    /// The next four keystream bytes as a little-endian word.
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        self.refill_if_read();
         let b = &self.buffer;
         let p = self.pos;
         let w = u32::from_le_bytes([b[p], b[p + 1], b[p + 2], b[p + 3]]);
@@ -191,10 +197,7 @@ impl<S: Keystream> Buffered<S> {
     fn fill_words(&mut self, out: &mut [u32]) {
         let mut done = 0;
         while done < out.len() {
-            if self.pos == BUFFER_BYTES {
-                self.stream.fill(&mut self.buffer);
-                self.pos = 0;
-            }
+            self.refill_if_read();
             let unread = &self.buffer[self.pos..];
             let take = (unread.len() / 4).min(out.len() - done);
             for (o, w) in out[done..done + take]
@@ -213,10 +216,7 @@ impl<S: Keystream> Buffered<S> {
     /// it was given); the next read starts after them.
     #[inline]
     fn read_words(&mut self, read: impl FnOnce(&[u8]) -> usize) {
-        if self.pos == BUFFER_BYTES {
-            self.stream.fill(&mut self.buffer);
-            self.pos = 0;
-        }
+        self.refill_if_read();
         let unread = &self.buffer[self.pos..];
         let words = read(unread).min(unread.len() / 4);
         self.pos += 4 * words;

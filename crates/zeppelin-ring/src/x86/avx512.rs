@@ -86,33 +86,21 @@ static SMALL_STAGES: [[[i32; 16]; 5]; 4] = [
     small_stage_indices(3),
 ];
 
-/// The chunk position (0..32) that lane `l` of `x` (or, with `y`, of `y`) holds in the
-/// `split` layout of distance `2^log_h`.
-const fn split_position(log_h: usize, lane: usize, y: bool) -> usize {
-    let h = 1usize << log_h;
-    (lane / h) * 2 * h + lane % h + if y { h } else { 0 }
-}
-
-/// The `permutex2var` source (lane of `x`, or 16 + lane of `y`) of chunk position `p` in the
-/// `split` layout of distance `2^log_h`.
-const fn split_source(log_h: usize, p: usize) -> i32 {
-    let h = 1usize << log_h;
-    let (block, offset) = (p / (2 * h), p % (2 * h));
-    (if offset < h {
-        block * h + offset
-    } else {
-        16 + block * h + offset - h
-    }) as i32
-}
-
 /// The index vectors of `split(to) ∘ merge(from)`: `[x', y']` as two-source permutations of
-/// `(x, y)`.
+/// `(x, y)`, composed from [`small_stage_indices`]: lane `l` of `x'` holds chunk position
+/// `to_x[l]` of the `to` layout, which the `from` layout's merge takes from
+/// `back[to_x[l]]`.
 const fn restage_indices(from_log: usize, to_log: usize) -> [[i32; 16]; 2] {
+    let (from, to) = (small_stage_indices(from_log), small_stage_indices(to_log));
     let mut t = [[0i32; 16]; 2];
     let mut l = 0;
     while l < 16 {
-        t[0][l] = split_source(from_log, split_position(to_log, l, false));
-        t[1][l] = split_source(from_log, split_position(to_log, l, true));
+        let mut v = 0;
+        while v < 2 {
+            let p = to[v][l] as usize;
+            t[v][l] = from[2 + p / 16][p % 16];
+            v += 1;
+        }
         l += 1;
     }
     t

@@ -1,6 +1,7 @@
 //! What the AVX2 and AVX-512 backends share: a [`Lanes`] trait over their 32-bit lane
-//! vectors (8 or 16 lanes) and every kernel written once on top of it (the NTT stage loop,
-//! the pointwise products, the centred lift, the key-switch sums).
+//! vectors (8 or 16 lanes) and every kernel written once on top of it (the pointwise
+//! products, the client kernels, the centred lift, the key-switch sums; the NTT is in
+//! `shoup_ntt.rs`, on the same trait).
 //!
 //! A [`Lanes`] implementation is the backend's detection token itself ([`super::Avx2`],
 //! [`super::Avx512`]): holding one proves the CPU has the instructions, which is what makes
@@ -11,9 +12,10 @@
 //!
 //! Every kernel computes exactly what its portable counterpart ([`crate::Portable`])
 //! computes, lane for lane: the same Montgomery reductions (`m = lo(x)·(−q⁻¹)`,
-//! `(x + m·q) / 2^32`), the same lazy bounds (`< 4q` in the forward transform, `< 2q` in the
-//! inverse) and the same masked final subtractions (`min(x, x − m)` on unsigned lanes, which
-//! equals [`crate::ct::reduce_once`] under the same preconditions).
+//! `(x + m·q) / 2^32`) and the same masked final subtractions (`min(x, x − m)` on unsigned
+//! lanes, which equals [`crate::ct::reduce_once`] under the same preconditions). The NTT
+//! computes the same transform by other means (Shoup products, its own lazy bounds), so its
+//! results, reduced below `q`, are equal too.
 
 use crate::modulus::Modulus;
 use crate::rns::MAX_LAZY_TERMS;
@@ -216,7 +218,7 @@ pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
     len: usize,
 ) -> usize {
     let c = consts(l, m);
-    let (r2, r2q) = by_constant(l, m, r2(m));
+    let r2 = by_constant(l, m, r2(m));
     let done = len - len % L::WIDTH;
     for j in (0..done).step_by(L::WIDTH) {
         // SAFETY: j + WIDTH <= done <= len, the caller's ranges.
@@ -225,10 +227,10 @@ pub(crate) unsafe fn pointwise<L: Lanes, const ACCUMULATE: bool>(
             let y = l.load(b.add(j));
             // Modulus::mul: mont_mul(mont_mul_lazy(x, y), 2^64 mod q).
             let p = mont_mul_lazy(l, x, y, &c);
-            let mut p = reduce_once(l, mont_mul_lazy_by(l, p, r2, r2q, &c), c.q);
+            let mut p = mont_mul_by(l, p, r2, &c);
             let po = out.add(j);
             if ACCUMULATE {
-                p = reduce_once(l, l.add32(l.load(po), p), c.q);
+                p = add_mod(l, l.load(po), p, c.q);
             }
             l.store(po, p);
         }
@@ -580,7 +582,7 @@ pub(crate) unsafe fn key_switch<L: Lanes, const TENSOR: bool>(
     let [add_a, add_b, y0s, y1s] = inputs;
     let (x0s, x1s) = (add_a, add_b);
     let c = consts(l, m);
-    let (r2v, r2q) = by_constant(l, m, r2(m));
+    let r2 = by_constant(l, m, r2(m));
     let zero = l.zero();
     let mu = l.splat64((1u64 << 32) / u64::from(m.value()));
     let q64 = l.splat64(u64::from(m.value()));
@@ -611,8 +613,8 @@ pub(crate) unsafe fn key_switch<L: Lanes, const TENSOR: bool>(
                 tensor_pending = false;
                 let (x0, x1) = (load(x0s, j), load(x1s, j));
                 // y in Montgomery form (y·2^32 mod q), like the keys.
-                let y0 = reduce_once(l, mont_mul_lazy_by(l, load(y0s, j), r2v, r2q, &c), c.q);
-                let y1 = reduce_once(l, mont_mul_lazy_by(l, load(y1s, j), r2v, r2q, &c), c.q);
+                let y0 = mont_mul_by(l, load(y0s, j), r2, &c);
+                let y1 = mont_mul_by(l, load(y1s, j), r2, &c);
                 let (x0_odd, x1_odd) = (l.shr64(x0), l.shr64(x1));
                 let (y0_odd, y1_odd) = (l.shr64(y0), l.shr64(y1));
                 b_even = l.mul_even(x0, y0);

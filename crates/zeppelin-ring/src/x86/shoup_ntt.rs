@@ -21,12 +21,14 @@
 //!
 //! - Forward: Cooley–Tukey with the negacyclic twist merged (SEAL's map, bit-reversed
 //!   output); one broadcast twiddle per group while the butterfly distance spans a vector,
-//!   lane permutations (`split` / `merge`) below it; the last stage halves its `x` until it is
-//!   below `2q`, and its outputs are brought below `q` on the way out.
+//!   the stages below it in one register pass (lane permutations between them); the last
+//!   stage halves its `x` until it is below `2q`, and its outputs are brought below `q` on
+//!   the way out.
 //! - Inverse: a decimation-in-time cyclic transform with `ψ^-2` on the bit-reversed
 //!   evaluations (the same butterfly, so the same additive bounds, where a Gentleman–Sande
-//!   inverse doubles its bound each stage), then one pass multiplying by `n^-1·ψ^-i`, which
-//!   undoes the twist, scales, and reduces below `q`.
+//!   inverse doubles its bound each stage); the stages below a vector first, in one register
+//!   pass, and the last stage multiplies its outputs by `n^-1·ψ^-i` on the way out, which
+//!   undoes the twist, scales, and reduces below `q` without a pass of its own.
 
 use super::lanes::{reduce_once, shoup_mul_lazy, Lanes};
 use crate::ntt::ShoupView;
@@ -117,9 +119,9 @@ fn maybe_halve<L: Lanes>(l: L, x: L::V, c: Option<L::V>) -> L::V {
     }
 }
 
-/// The data size up to which the inverse's wide stages go offset by offset (half the L1 data
-/// cache of current x86-64 cores, leaving room for the twiddles).
-const L1_DATA_BYTES: usize = 32 * 1024;
+/// The data size up to which the inverse's wide stages go offset by offset: well inside the
+/// L1 data cache (48 KB here), with room for the twiddles.
+const BY_OFFSET_MAX_BYTES: usize = 32 * 1024;
 
 /// The most stages below a vector (`log2(WIDTH)`: 4 for AVX-512, 3 for AVX2).
 const MAX_SMALL: usize = 4;
@@ -256,14 +258,7 @@ pub(crate) unsafe fn forward<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
             let base = group * 2 * half;
             for j in (0..half).step_by(width) {
                 // SAFETY: base + half + j + WIDTH <= (group + 1)·2·half <= n.
-                unsafe {
-                    let px = ptr.add(base + j);
-                    let py = ptr.add(base + half + j);
-                    let x = maybe_halve(l, l.load(px), halve);
-                    let (x, y) = butterfly(l, x, l.load(py), tw, q, two_q);
-                    l.store(px, x);
-                    l.store(py, y);
-                }
+                unsafe { wide_butterfly(l, ptr, base + j, half, tw, halve, q, two_q) };
             }
         }
         half /= 2;
@@ -354,7 +349,7 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
     // and used in every block. Above, block by block, so that data and twiddles are both read
     // in address order (striding through 64 KB of data per offset cost a third of the time
     // at n = 16384).
-    let by_offset = n * 4 <= L1_DATA_BYTES;
+    let by_offset = n * 4 <= BY_OFFSET_MAX_BYTES;
     while half < n / 2 {
         let halve = bound.halve_for_stage().map(|c| l.splat(c));
         bound.after_stage();
