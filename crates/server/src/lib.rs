@@ -20,6 +20,8 @@
 
 pub mod error;
 pub mod evaluator;
+mod plain;
+mod tables;
 
-pub use error::{EvalError, Result};
+pub use error::{EvalError, PlaintextProblem, Result};
 pub use evaluator::Evaluator;
