@@ -223,7 +223,9 @@ pub(crate) fn check_residues(
     let poly_len = n * primes.len();
     for (p, poly) in data.chunks_exact(poly_len.max(1)).enumerate() {
         for (i, (row, &q)) in poly.chunks_exact(n.max(1)).zip(primes).enumerate() {
-            if let Some(j) = row.iter().position(|&v| v >= q) {
+            // A branch-free scan first (it vectorizes); the position only on failure.
+            if row.iter().fold(false, |bad, &v| bad | (v >= q)) {
+                let j = row.iter().position(|&v| v >= q).unwrap_or(0);
                 let index = p * poly_len + i * n + j;
                 return Err(EvalError::Residue {
                     what,

@@ -268,20 +268,31 @@ impl Evaluator {
                 expected: "at least 2",
             });
         }
-        let n = self.ctx.n();
-        let poly_len = level.len() * n;
-        let mut out = ct.clone();
-        while out.size > 2 {
-            let slot = out.size - 3;
+        if ct.size == 2 {
+            return Ok(ct.clone());
+        }
+        let poly_len = level.len() * self.ctx.n();
+        // The last polynomial is switched away: only the others are copied.
+        let split = (ct.size - 1) * poly_len;
+        let mut out = Ciphertext {
+            data: ct.data[..split].to_vec(),
+            size: ct.size - 1,
+            ..*ct
+        };
+        let mut target: Cow<'_, [u64]> = Cow::Borrowed(&ct.data[split..]);
+        loop {
+            // The polynomial switched multiplies s^(out.size): slot out.size − 2.
             let key = keys
-                .switch_key(self, slot)?
+                .switch_key(self, out.size - 2)?
                 .ok_or(EvalError::MissingRelinKey)?;
-            let (head, last) = out.data.split_at_mut((out.size - 1) * poly_len);
-            let (c0, rest) = head.split_at_mut(poly_len);
+            let (c0, rest) = out.data.split_at_mut(poly_len);
             let c1 = &mut rest[..poly_len];
-            self.switch_key_add(level, last, &key, c0, c1)?;
+            self.switch_key_add(level, &target, &key, c0, c1)?;
+            if out.size == 2 {
+                break;
+            }
             out.size -= 1;
-            out.data.truncate(out.size * poly_len);
+            target = Cow::Owned(out.data.split_off(out.size * poly_len));
         }
         Ok(out)
     }
@@ -314,81 +325,126 @@ impl Evaluator {
                 problem: "operand lengths do not match the level",
             });
         }
-        let mut digits = vec![0u32; k * n];
-        // acc[component][output prime][coefficient], output primes q_0..q_{k-1}, P.
-        let mut acc = vec![0u32; 2 * (k + 1) * n];
-        let zeros = vec![0u32; n];
-        let (acc0, acc1) = acc.split_at_mut((k + 1) * n);
-        for (r, (out0, out1)) in acc0
-            .chunks_exact_mut(n)
-            .zip(acc1.chunks_exact_mut(n))
-            .enumerate()
-        {
-            let key_index = if r == k { special_index } else { r };
-            let table = tables::table(key_ntt, key_index)?;
-            let m = table.modulus();
-            for ((digit, src), src_q) in digits
-                .chunks_exact_mut(n)
-                .zip(target.chunks_exact(n))
-                .zip(&level.moduli)
-            {
-                reduce_into(src, src_q, m, digit);
-                backend.forward(&table.view(), digit)?;
+        SCRATCH.with(|cell| -> Result<()> {
+            let mut scratch = cell.borrow_mut();
+            // digits (k rows), acc[component][output prime] (2·(k+1) rows), one lift row, one
+            // zero row: every row but the zeros is overwritten before it is read.
+            let rows = k + 2 * (k + 1) + 2;
+            if scratch.len() < rows * n {
+                scratch.resize(rows * n, 0);
             }
-            backend.key_switch_block(
-                m,
-                k,
-                n,
-                &digits,
-                &key.rows(key_index, 0)[..k * n],
-                &key.rows(key_index, 1)[..k * n],
-                &zeros,
-                &zeros,
-                out0,
-                out1,
-            )?;
-        }
-        let special_table = tables::table(key_ntt, special_index)?;
-        let half = special.value() >> 1;
-        for (acc, out) in [(acc0, c0), (acc1, c1)] {
-            let (rows, p_row) = acc.split_at_mut(k * n);
-            backend.inverse(&special_table.view(), p_row)?;
-            for v in p_row.iter_mut() {
-                *v = special.add(*v, half);
-            }
-            for (i, (row, out)) in rows
+            let (digits, rest) = scratch.split_at_mut(k * n);
+            let (acc, rest) = rest.split_at_mut(2 * (k + 1) * n);
+            let (lifted, rest) = rest.split_at_mut(n);
+            let zeros = &mut rest[..n];
+            zeros.fill(0);
+            let (acc0, acc1) = acc.split_at_mut((k + 1) * n);
+            for (r, (out0, out1)) in acc0
                 .chunks_exact_mut(n)
-                .zip(out.chunks_exact_mut(n))
+                .zip(acc1.chunks_exact_mut(n))
                 .enumerate()
             {
-                let m = &level.moduli[i];
-                backend.inverse(&tables::table(key_ntt, i)?.view(), row)?;
-                let (half_i, inv) = (level.special_half_mod_q[i], level.special_inv_mont[i]);
-                for ((o, &a), &v) in out.iter_mut().zip(row.iter()).zip(p_row.iter()) {
-                    let diff = m.sub(m.add(a, half_i), m.reduce_u32(v));
-                    *o = u64::from(m.add(*o as u32, m.mul_mont_constant(diff, inv)));
+                let key_index = if r == k { special_index } else { r };
+                let table = tables::table(key_ntt, key_index)?;
+                let m = table.modulus();
+                for ((digit, src), src_q) in digits
+                    .chunks_exact_mut(n)
+                    .zip(target.chunks_exact(n))
+                    .zip(&level.moduli)
+                {
+                    reduce_into(src, src_q, m, digit);
+                    backend.forward(&table.view(), digit)?;
+                }
+                backend.key_switch_block(
+                    m,
+                    k,
+                    n,
+                    digits,
+                    &key.rows(key_index, 0)[..k * n],
+                    &key.rows(key_index, 1)[..k * n],
+                    zeros,
+                    zeros,
+                    out0,
+                    out1,
+                )?;
+            }
+            let special_table = tables::table(key_ntt, special_index)?;
+            for (acc, out) in [(acc0, &mut *c0), (acc1, &mut *c1)] {
+                let (rows, p_row) = acc.split_at_mut(k * n);
+                backend.inverse(&special_table.view(), p_row)?;
+                for (i, (row, out)) in rows
+                    .chunks_exact_mut(n)
+                    .zip(out.chunks_exact_mut(n))
+                    .enumerate()
+                {
+                    let m = &level.moduli[i];
+                    backend.inverse(&tables::table(key_ntt, i)?.view(), row)?;
+                    // SEAL's ((acc_P + floor(P/2)) mod P) − floor(P/2) is the centred
+                    // representative of acc_P: the core's centred lift, into q_i.
+                    backend.lift_centered(p_row, &special, m, lifted)?;
+                    for (a, &l) in row.iter_mut().zip(lifted.iter()) {
+                        *a = m.sub(*a, l);
+                    }
+                    backend.pointwise_mul_assign(
+                        m,
+                        row,
+                        &level.special_inv_rows[i * n..(i + 1) * n],
+                    )?;
+                    for (o, &x) in out.iter_mut().zip(row.iter()) {
+                        *o = u64::from(m.add(*o as u32, x));
+                    }
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
-/// `dst = src mod to` for residues `src < from` (no reduction when `from <= to`, one
-/// conditional subtraction when `from < 2·to`).
-fn reduce_into(src: &[u64], from: &Modulus, to: &Modulus, dst: &mut [u32]) {
-    let (p, q) = (from.value(), to.value());
-    if p <= q {
+thread_local! {
+    /// Each thread's key-switching rows, kept between calls (about 100 KB at n = 4096):
+    /// no allocation, zeroing or page faults per operation.
+    static SCRATCH: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A residue word as the `u32` it holds (every residue here is below 2^30).
+trait Word: Copy {
+    fn word(self) -> u32;
+}
+
+impl Word for u32 {
+    #[inline(always)]
+    fn word(self) -> u32 {
+        self
+    }
+}
+
+impl Word for u64 {
+    #[inline(always)]
+    fn word(self) -> u32 {
+        self as u32
+    }
+}
+
+/// `dst = src mod to` for residues `src < from`: a copy when `from <= to`, conditional
+/// subtractions when `from < 4·to` (SEAL's primes: the special prime is about twice a data
+/// prime), a Barrett reduction otherwise. Branches on the public primes only.
+fn reduce_into<W: Word>(src: &[W], from: &Modulus, to: &Modulus, dst: &mut [u32]) {
+    let (p, q) = (u64::from(from.value()), to.value());
+    if p <= u64::from(q) {
         for (d, &s) in dst.iter_mut().zip(src) {
-            *d = s as u32;
+            *d = s.word();
         }
-    } else if p < 2 * q {
+    } else if p <= 2 * u64::from(q) {
         for (d, &s) in dst.iter_mut().zip(src) {
-            *d = ct::reduce_once(s as u32, q);
+            *d = ct::reduce_once(s.word(), q);
+        }
+    } else if p <= 4 * u64::from(q) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = ct::reduce_once(ct::reduce_once(s.word(), 2 * q), q);
         }
     } else {
         for (d, &s) in dst.iter_mut().zip(src) {
-            *d = to.reduce_u32(s as u32);
+            *d = to.reduce_u32(s.word());
         }
     }
 }

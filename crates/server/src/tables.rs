@@ -64,10 +64,9 @@ pub(crate) struct LevelTables {
     pub delta_mont: Vec<Mont>,
     /// `t mod q_i`: a plaintext coefficient `v >= half_up` lifts to `v − t mod q_i`.
     pub t_mod_q: Vec<u32>,
-    /// `[P^-1]_{q_i}` in Montgomery form (`P` the special prime).
-    pub special_inv_mont: Vec<Mont>,
-    /// `[floor(P/2)]_{q_i}`.
-    pub special_half_mod_q: Vec<u32>,
+    /// `[P^-1]_{q_i}` repeated over a row of `n` per prime (`P` the special prime), so that
+    /// the backend's pointwise product scales a row by it.
+    pub special_inv_rows: Vec<u32>,
 }
 
 impl LevelTables {
@@ -114,8 +113,7 @@ impl Tables {
                 .fold(1u32, |acc, m| tm.mul(acc, tm.reduce_u32(m.value())));
             let mut delta_mont = Vec::with_capacity(moduli.len());
             let mut t_mod_q = Vec::with_capacity(moduli.len());
-            let mut special_inv_mont = Vec::with_capacity(moduli.len());
-            let mut special_half_mod_q = Vec::with_capacity(moduli.len());
+            let mut special_inv_rows = Vec::new();
             for m in &moduli {
                 let t_i = m.reduce_u64(ctx.plain_modulus());
                 let t_inv = m.inv(t_i).ok_or(EvalError::Unsupported {
@@ -130,8 +128,7 @@ impl Tables {
                         .ok_or(EvalError::Unsupported {
                             what: "special prime equal to a data prime",
                         })?;
-                    special_inv_mont.push(m.mont(inv));
-                    special_half_mod_q.push(m.reduce_u32(p.value() >> 1));
+                    special_inv_rows.extend(std::iter::repeat_n(inv, ctx.n()));
                 }
             }
             levels.push(LevelTables {
@@ -140,8 +137,7 @@ impl Tables {
                 q_mod_t,
                 delta_mont,
                 t_mod_q,
-                special_inv_mont,
-                special_half_mod_q,
+                special_inv_rows,
             });
         }
         Ok(Self {
