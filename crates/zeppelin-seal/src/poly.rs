@@ -52,6 +52,17 @@ impl RnsNtt {
         self.tables[i].modulus()
     }
 
+    /// The NTT table of prime `i`, for callers that run the backend on their own `u32` rows
+    /// (the server's evaluator), or `None` past the last prime.
+    pub fn table(&self, i: usize) -> Option<&NttTable<Vec<u32>>> {
+        self.tables.get(i)
+    }
+
+    /// The backend these tables run on (detected once, at construction).
+    pub fn backend(&self) -> DefaultBackend {
+        self.ntt
+    }
+
     fn map(&self, poly: &mut [u64], inverse: bool) -> Result<()> {
         self.check(poly)?;
         // The polynomial may be a secret key's: the staging row is wiped when it drops.
@@ -168,8 +179,18 @@ impl RnsNtt {
 /// secret key may pass.
 pub fn apply_galois_coeff_into(poly: &[u64], m: &Modulus, g: usize, out: &mut [u64]) {
     let n = poly.len();
-    for (i, &c) in poly.iter().enumerate() {
-        let e = (i * g) % (2 * n);
+    // For a power-of-two degree (every SEAL context) the exponent i·g mod 2n is kept by
+    // adding g and masking, with no division per coefficient.
+    let two_n = 2 * n;
+    let mask = two_n.wrapping_sub(1);
+    let power_of_two = n.is_power_of_two();
+    let step = if power_of_two {
+        g & mask
+    } else {
+        g % two_n.max(1)
+    };
+    let mut e = 0usize;
+    for &c in poly {
         if e < n {
             if let Some(o) = out.get_mut(e) {
                 *o = c;
@@ -177,5 +198,7 @@ pub fn apply_galois_coeff_into(poly: &[u64], m: &Modulus, g: usize, out: &mut [u
         } else if let Some(o) = out.get_mut(e - n) {
             *o = u64::from(m.neg(c as u32));
         }
+        e += step;
+        e = if power_of_two { e & mask } else { e % two_n };
     }
 }
