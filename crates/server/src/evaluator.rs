@@ -11,12 +11,15 @@ use crate::error::{EvalError, Result};
 /// ciphertext SEAL 4.1 gives for the same inputs.
 pub struct Evaluator {
     ctx: Arc<SealContext>,
+    /// The multiplication's per-level tables (see [`crate::behz`]).
+    pub(crate) behz: crate::behz::BehzCache,
 }
 
 impl Evaluator {
     /// An evaluator for `ctx`.
     pub fn new(ctx: Arc<SealContext>) -> Result<Self> {
-        Ok(Self { ctx })
+        let behz = crate::behz::BehzCache::new(&ctx);
+        Ok(Self { ctx, behz })
     }
 
     /// The context.
@@ -48,7 +51,7 @@ impl Evaluator {
     }
 
     /// The common level of two operands.
-    fn same_level(
+    pub(crate) fn same_level(
         &self,
         a: &Ciphertext,
         b: &Ciphertext,

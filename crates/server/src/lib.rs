@@ -18,6 +18,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod behz;
 pub mod error;
 pub mod evaluator;
 
