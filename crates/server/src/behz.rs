@@ -16,16 +16,20 @@
 //!    those of the tensor of the inputs, as `x' ≡ x`): exact residues in both bases, by NTT.
 //! 6.–7. `fast_floor`: with `F = Σ_i [t·T_i·(q/q_i)^-1]_{q_i}·(q/q_i)` (`t·T mod q` plus
 //!    `q·e`, `0 ≤ e < k`), `y = (t·T − F)/q`, an integer, mod every prime of `Bsk`.
-//! 8. `fastbconv_sk` (Shenoy–Kumaresan): from `y mod B` and `y mod m_sk` it recovers `y mod q_i`
-//!    exactly whenever `−B ≤ y < B` (the correction `α` is then in `[0, |B|]`, far below
-//!    `m_sk/2`, so SEAL's "`α > m_sk/2` is negative" branch is never taken by either side).
+//! 8. `fastbconv_sk` (Shenoy–Kumaresan): with `ỹ = y mod B` and `ỹ + B·e` its fast conversion
+//!    (`0 ≤ e < |B|`, the number of primes of `B`), SEAL's correction is
+//!    `α = [(ỹ + B·e − y)/B]_{m_sk} = [e − ⌊y/B⌋]_{m_sk}`, read as negative above `m_sk/2`, and
+//!    the output `ỹ + B·e − α·B` is `y mod q_i` exactly when `e − ⌊y/B⌋` lies in
+//!    `[−(m_sk−1)/2, (m_sk−1)/2]`, which holds for `|y| < B·((m_sk−1)/2 − |B|)`.
 //!
-//! So the output is `y mod q_i` for both SEAL (61-bit `Bsk` primes) and us as long as
-//! `|y| < B` on both sides. With `s = min(size_a, size_b)` products per tensor coefficient
+//! So the output is `y mod q_i` for both SEAL (61-bit `Bsk` primes) and us as long as `|y|` is
+//! below that range on both sides (SEAL sizes its base by the same condition,
+//! `K·n·t·q² < q·B·m_sk`). With `s = min(size_a, size_b)` products per tensor coefficient
 //! (`s ≤ 8`, since SEAL's sizes are at most 16), `|T| ≤ s·n·X²` for `X = q/2 + k·q/m̃`, and
-//! `|y| < t·|T|/q + k`; [`aux_bits_needed`] is the `log2` of that bound with one bit of
-//! margin, and each level takes the fewest of our primes whose product `B` exceeds it (a test
-//! shows that one prime fewer changes SEAL's result on extreme inputs).
+//! `|y| < t·|T|/q + k`; [`aux_bits_needed`] is the `log2` of that bound plus one bit of
+//! margin, and each level takes the fewest of our primes for which
+//! `log2(B·((m_sk−1)/2 − |B|))` exceeds it (a test shows that one prime fewer changes the
+//! result on extreme inputs, which SEAL's test shows we compute as SEAL does).
 //!
 //! # Arithmetic
 //!
@@ -89,8 +93,9 @@ impl std::fmt::Debug for BehzCache {
     }
 }
 
-/// `log2` of the bound `B` must exceed at a level with primes `q` (see the module
-/// documentation): `log2(t·s·n·X²/q + k)` with `s = 8`, `X = q/2 + k·q/2^32`, plus one bit.
+/// `log2` of the bound on `|y|` (the scaled tensor) at a level with primes `q`, plus one bit
+/// of margin (see the module documentation): `log2(t·s·n·X²/q + k)` with `s = 8` and
+/// `X = q/2 + k·q/2^32`; the auxiliary base's reach must exceed it.
 pub fn aux_bits_needed(n: usize, t: u64, primes: &[u64]) -> f64 {
     let k = primes.len() as f64;
     let log_q: f64 = primes.iter().map(|&q| (q as f64).log2()).sum();
@@ -194,26 +199,23 @@ impl LevelTables {
         // Enough primes for the bound (each is above 2^29.58, so count by their own bits).
         let needed_bits = aux_bits_needed(n, t, &level.coeff_modulus);
         let pool = aux_primes(ctx, 64.min(4 + (needed_bits / 29.0) as usize + 1))?;
+        // The reach of step 8 with `b` primes in B and the next one as m_sk (see the module
+        // documentation): log2(B·((m_sk−1)/2 − b)).
+        let reach = |b: usize| -> f64 {
+            let log_b: f64 = pool[..b].iter().map(|&p| f64::from(p).log2()).sum();
+            log_b + (f64::from((pool[b] - 1) / 2) - b as f64).log2()
+        };
         let b_len = match b_count {
             Some(c) => c,
-            None => {
-                let mut bits = 0.0;
-                let mut c = 0;
-                while bits <= needed_bits && c < pool.len() {
-                    bits += f64::from(pool[c]).log2();
-                    c += 1;
-                }
-                if bits <= needed_bits {
-                    return Err(EvalError::AuxiliaryPrimes {
-                        n,
-                        needed: c + 1,
-                        found: pool.len(),
-                    });
-                }
-                c
-            }
+            None => (1..pool.len()).find(|&b| reach(b) > needed_bits).ok_or(
+                EvalError::AuxiliaryPrimes {
+                    n,
+                    needed: pool.len() + 1,
+                    found: pool.len(),
+                },
+            )?,
         };
-        if b_len + 1 > pool.len() {
+        if b_len == 0 || b_len + 1 > pool.len() {
             return Err(EvalError::AuxiliaryPrimes {
                 n,
                 needed: b_len + 1,
@@ -639,30 +641,81 @@ mod tests {
 
     use zeppelin_seal::EncryptionParameters;
 
-    /// The bound's prime counts per level (3 data primes: 111 bits need 4 primes of
-    /// about 30 bits; 7 data primes at n = 8192: 220 bits need 8), and `m_sk` beside them.
+    /// The bound's prime counts per level (3 data primes: 111 bits need B of 3 primes of
+    /// about 30 bits and m_sk; 7 data primes at n = 8192: 220 bits need 7 and m_sk).
     #[test]
     fn each_level_takes_the_fewest_primes_above_the_bound() {
         let ctx4 =
             SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>()).unwrap();
         let ctx8 =
             SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal8192>()).unwrap();
-        for (ctx, k, b_len) in [(&ctx4, 3, 4), (&ctx4, 2, 3), (&ctx4, 1, 2), (&ctx8, 7, 8)] {
+        for (ctx, k, b_len) in [(&ctx4, 3, 3), (&ctx4, 2, 2), (&ctx4, 1, 1), (&ctx8, 7, 7)] {
             let level = ctx.data_level_with(k).unwrap();
             let tables = LevelTables::new(ctx, level, None).unwrap();
             assert_eq!(tables.bsk.len(), b_len + 1, "{k} primes");
-            let bits: f64 = tables.bsk[..b_len]
+            let logs: Vec<f64> = tables
+                .bsk
                 .iter()
                 .map(|t| f64::from(t.modulus().value()).log2())
-                .sum();
+                .collect();
             let needed = aux_bits_needed(ctx.n(), ctx.plain_modulus(), &level.coeff_modulus);
-            let fewer = bits - f64::from(tables.bsk[b_len - 1].modulus().value()).log2();
-            assert!(bits > needed && fewer <= needed, "{bits} {needed}");
+            let reach: f64 = logs.iter().sum::<f64>() - 1.0;
+            let fewer = reach - logs[0];
+            assert!(reach > needed && fewer <= needed, "{reach} {needed}");
             for t in &tables.bsk {
                 let p = u64::from(t.modulus().value());
                 assert!(!ctx.parms().coeff_modulus.contains(&p));
                 assert_eq!((p - 1) % (2 * ctx.n() as u64), 0);
             }
+        }
+    }
+
+    /// Every coefficient `(q−1)/2` (`≡ (q_i−1)/2 mod q_i`, as `q ≡ 0`): the tensor at its
+    /// largest, `2·n·((q−1)/2)²` in the middle polynomial.
+    fn extreme(ctx: &SealContext, level: &Level) -> Ciphertext {
+        let n = ctx.n();
+        let mut data = Vec::new();
+        for _ in 0..2 {
+            for &q in &level.coeff_modulus {
+                data.extend(std::iter::repeat_n((q - 1) / 2, n));
+            }
+        }
+        Ciphertext::new(level, n, 2, false, data).unwrap()
+    }
+
+    /// The known-bad variant: one auxiliary prime fewer than the bound asks for gives another
+    /// result on the extreme input (which SEAL's test shows our default computes as SEAL
+    /// does), so the test input reaches the range the bound protects.
+    #[test]
+    fn one_auxiliary_prime_fewer_changes_the_extreme_product() {
+        let ctx =
+            SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>()).unwrap();
+        let ntt = default_backend();
+        for k in [3, 2, 1] {
+            let level = ctx.data_level_with(k).unwrap();
+            let good = LevelTables::new(&ctx, level, None).unwrap();
+            let b_len = good.bsk.len() - 1;
+            if b_len == 1 {
+                continue; // B cannot be empty
+            }
+            let short = LevelTables::new(&ctx, level, Some(b_len - 1)).unwrap();
+            let a = extreme(&ctx, level);
+            let right = multiply_with(&good, &ntt, &a, None, level).unwrap();
+            let wrong = multiply_with(&short, &ntt, &a, None, level).unwrap();
+            assert_ne!(right, wrong, "{k} primes");
+            // Small coefficients (the same integer in every prime's row) stay far inside
+            // both ranges: the same result.
+            let mut small = a.clone();
+            let n = ctx.n();
+            for (i, v) in small.data.iter_mut().enumerate() {
+                let (poly, coeff) = (i / (k * n), i % n);
+                *v = ((poly * n + coeff) as u64 * 7919) % 1000;
+            }
+            assert_eq!(
+                multiply_with(&good, &ntt, &small, None, level).unwrap(),
+                multiply_with(&short, &ntt, &small, None, level).unwrap(),
+                "{k} primes"
+            );
         }
     }
 }
