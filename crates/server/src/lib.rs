@@ -19,6 +19,7 @@
 //! ```
 
 mod batch;
+pub mod behz;
 pub mod error;
 pub mod evaluator;
 mod galois;

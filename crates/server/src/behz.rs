@@ -1,0 +1,721 @@
+//! BFV `multiply` and `square` as SEAL 4.1 computes them (`Evaluator::bfv_multiply`, BEHZ with
+//! `RNSTool`), byte for byte, on 30-bit auxiliary primes of our own.
+//!
+//! # Why our auxiliary primes give SEAL's bytes
+//!
+//! SEAL extends each input polynomial `x` (residues mod `q = q_1···q_k`) to an auxiliary base
+//! `Bsk = B ∪ {m_sk}` through `m̃ = 2^32`, tensors in both bases, scales by `t/q` in `Bsk`
+//! and converts back. Every step is a function of integers that does not depend on which
+//! primes make up `Bsk`:
+//!
+//! 1. `fastbconv_m_tilde`: `v = Σ_i [x_i·m̃·(q/q_i)^-1]_{q_i}·(q/q_i)`, an integer in
+//!    `[0, k·q)`, taken mod every prime of `Bsk` and mod `m̃`.
+//! 2. `sm_mrq`: `r = [−v·q^-1]_{m̃}` centred in `[−m̃/2, m̃/2)`, and `x' = (v + q·r)/m̃`, an
+//!    integer `≡ x (mod q)` in `(−q/2, q/2 + k·q/m̃)`, taken mod every prime of `Bsk`.
+//! 3.–5. The tensor `T` of the lifted polynomials in `Z[X]/(X^n+1)` (its residues mod `q` are
+//!    those of the tensor of the inputs, as `x' ≡ x`): exact residues in both bases, by NTT.
+//! 6.–7. `fast_floor`: with `F = Σ_i [t·T_i·(q/q_i)^-1]_{q_i}·(q/q_i)` (`t·T mod q` plus
+//!    `q·e`, `0 ≤ e < k`), `y = (t·T − F)/q`, an integer, mod every prime of `Bsk`.
+//! 8. `fastbconv_sk` (Shenoy–Kumaresan): with `ỹ = y mod B` and `ỹ + B·e` its fast conversion
+//!    (`0 ≤ e < |B|`, the number of primes of `B`), SEAL's correction is
+//!    `α = [(ỹ + B·e − y)/B]_{m_sk} = [e − ⌊y/B⌋]_{m_sk}`, read as negative above `m_sk/2`, and
+//!    the output `ỹ + B·e − α·B` is `y mod q_i` exactly when `e − ⌊y/B⌋` lies in
+//!    `[−(m_sk−1)/2, (m_sk−1)/2]`, which holds for `|y| < B·((m_sk−1)/2 − |B|)`.
+//!
+//! So the output is `y mod q_i` for both SEAL (61-bit `Bsk` primes) and us as long as `|y|` is
+//! below that range on both sides (SEAL sizes its base by the same condition,
+//! `K·n·t·q² < q·B·m_sk`). With `s = min(size_a, size_b)` products per tensor coefficient
+//! (`s ≤ 8`, since SEAL's sizes are at most 16), `|T| ≤ s·n·X²` for `X = q/2 + k·q/m̃`, and
+//! `|y| < t·|T|/q + k`; [`aux_bits_needed`] is the `log2` of that bound plus one bit of
+//! margin, and each level takes the fewest of our primes for which
+//! `log2(B·((m_sk−1)/2 − |B|))` exceeds it (a test shows that one prime fewer changes the
+//! result on extreme inputs, which SEAL's test shows we compute as SEAL does).
+//!
+//! # Arithmetic
+//!
+//! Residues are `u32` (every prime `< 2^30`); the transforms are the ring's backend NTTs;
+//! base conversions are dot products over the primes, accumulated unreduced in `u64` (each
+//! product `< 2^60`, at most 16 per reduction) and reduced once by Barrett, with every
+//! constant of a step folded into the weights so that each output costs one reduction.
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+use zeppelin_ring::modulus::is_prime;
+use zeppelin_ring::{default_backend, DefaultBackend, Modulus, Mont, NttBackend, NttTable};
+use zeppelin_seal::{Ciphertext, Level, SealContext, SealError};
+
+use crate::error::{EvalError, Result};
+use crate::evaluator::Evaluator;
+
+/// SEAL's largest ciphertext size (`SEAL_CIPHERTEXT_SIZE_MAX`).
+pub const CIPHERTEXT_SIZE_MAX: usize = 16;
+
+/// Most products of a tensor coefficient: `min(size_a, size_b)` with `size_a + size_b − 1 ≤ 16`.
+const MAX_TENSOR_TERMS: usize = CIPHERTEXT_SIZE_MAX / 2;
+
+/// `log2(m̃)`: SEAL's `m_tilde` is `2^32`, so arithmetic mod `m̃` is wrapping `u32` arithmetic.
+const M_TILDE_BITS: u32 = 32;
+
+/// Our auxiliary primes are at least this large (and below `2^30`).
+const AUX_PRIME_MIN: u32 = 3 << 28;
+
+/// Products `< 2^60` that one `u64` holds before a reduction.
+const LAZY_TERMS: usize = 16;
+
+/// Coefficients per block of the conversion passes (their rows stay in L1).
+const BLOCK: usize = 256;
+
+/// The per-level tables of every level of a context, built on first use.
+pub(crate) struct BehzCache {
+    levels: Vec<OnceLock<LevelTables>>,
+    ntt: DefaultBackend,
+}
+
+impl BehzCache {
+    /// An empty cache for `ctx`'s levels.
+    pub(crate) fn new(ctx: &SealContext) -> Self {
+        Self {
+            levels: ctx.levels().iter().map(|_| OnceLock::new()).collect(),
+            ntt: default_backend(),
+        }
+    }
+}
+
+impl std::fmt::Debug for BehzCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let built = self.levels.iter().filter(|c| c.get().is_some()).count();
+        write!(
+            f,
+            "BehzCache {{ levels: {}, built: {built} }}",
+            self.levels.len()
+        )
+    }
+}
+
+/// `log2` of the bound on `|y|` (the scaled tensor) at a level with primes `q`, plus one bit
+/// of margin (see the module documentation): `log2(t·s·n·X²/q + k)` with `s = 8` and
+/// `X = q/2 + k·q/2^32`; the auxiliary base's reach must exceed it.
+pub fn aux_bits_needed(n: usize, t: u64, primes: &[u64]) -> f64 {
+    let k = primes.len() as f64;
+    let log_q: f64 = primes.iter().map(|&q| (q as f64).log2()).sum();
+    let x_over_half_q = 1.0 + 2.0 * k / 2f64.powi(M_TILDE_BITS as i32);
+    (t as f64).log2() + (MAX_TENSOR_TERMS as f64).log2() + (n as f64).log2() + log_q - 2.0
+        + 2.0 * x_over_half_q.log2()
+        + 1.0
+}
+
+/// Everything one level's multiplication needs: NTT tables of its primes and of `Bsk`, and
+/// the conversion constants, each with the step's scalars folded in.
+struct LevelTables {
+    n: usize,
+    /// The level's data primes.
+    q: Vec<NttTable<Vec<u32>>>,
+    /// `B` (all but the last) and `m_sk` (the last).
+    bsk: Vec<NttTable<Vec<u32>>>,
+    /// Step 1: `m̃·(q/q_i)^-1 mod q_i` (Montgomery form).
+    lift_scale: Vec<Mont>,
+    /// Steps 1–2: `[p][i] = (q/q_i) mod p`, then `q mod p` (the weight of `r`).
+    lift_weights: Vec<Vec<u32>>,
+    /// Step 2: `(q/q_i) mod 2^32`.
+    lift_weights_m_tilde: Vec<u32>,
+    /// Step 2: `−q^-1 mod 2^32`.
+    neg_inv_q_m_tilde: u32,
+    /// Step 2: `m̃^-1 mod p` (Montgomery form).
+    inv_m_tilde: Vec<Mont>,
+    /// Steps 6–7: `t·(q/q_i)^-1 mod q_i` (Montgomery form).
+    floor_scale: Vec<Mont>,
+    /// Steps 6–7: `[p][i] = −(q/q_i)·q^-1 mod p` for `i < k`, then `t·q^-1 mod p`.
+    floor_weights: Vec<Vec<u32>>,
+    /// Step 8: `(B/b_j)^-1 mod b_j` (Montgomery form).
+    sk_scale: Vec<Mont>,
+    /// Step 8: `[j] = (B/b_j)·B^-1 mod m_sk`, then `−B^-1 mod m_sk` (the weight of `y_msk`).
+    sk_alpha_weights: Vec<u32>,
+    /// Step 8: `[i][j] = (B/b_j) mod q_i`, then `−B mod q_i` (the weight of `α`).
+    sk_weights: Vec<Vec<u32>>,
+}
+
+/// Our auxiliary primes for degree `n`: NTT-friendly, in `[AUX_PRIME_MIN, 2^30)`, largest
+/// first, none of them a prime of the context or `t`; `count` of them.
+fn aux_primes(ctx: &SealContext, count: usize) -> Result<Vec<u32>> {
+    let n = ctx.n() as u64;
+    let step = 2 * n;
+    let mut found = Vec::with_capacity(count);
+    let top = (1u64 << 30) - 1;
+    let mut candidate = top - (top - 1) % step;
+    while found.len() < count && candidate >= u64::from(AUX_PRIME_MIN) {
+        let c = candidate as u32;
+        let used =
+            ctx.parms().coeff_modulus.contains(&candidate) || ctx.plain_modulus() == candidate;
+        if !used && is_prime(c) {
+            found.push(c);
+        }
+        candidate -= step;
+    }
+    if found.len() < count {
+        return Err(EvalError::AuxiliaryPrimes {
+            n: ctx.n(),
+            needed: count,
+            found: found.len(),
+        });
+    }
+    Ok(found)
+}
+
+/// `Π_{l ≠ skip} primes[l] mod m`.
+fn product_mod(m: &Modulus, primes: &[u32], skip: Option<usize>) -> u32 {
+    primes
+        .iter()
+        .enumerate()
+        .filter(|&(l, _)| Some(l) != skip)
+        .fold(1 % m.value(), |acc, (_, &p)| m.mul(acc, m.reduce_u32(p)))
+}
+
+/// `Π_{l ≠ skip} primes[l] mod 2^32`.
+fn product_mod_2_32(primes: &[u32], skip: Option<usize>) -> u32 {
+    primes
+        .iter()
+        .enumerate()
+        .filter(|&(l, _)| Some(l) != skip)
+        .fold(1u32, |acc, (_, &p)| acc.wrapping_mul(p))
+}
+
+fn inverse(m: &Modulus, a: u32) -> Result<u32> {
+    m.inv(a)
+        .ok_or(EvalError::NotInvertible { modulus: m.value() })
+}
+
+impl LevelTables {
+    /// The tables of `level`, with the fewest auxiliary primes the bound allows, or `b_count`
+    /// primes in `B` when given (tests).
+    fn new(ctx: &SealContext, level: &Level, b_count: Option<usize>) -> Result<Self> {
+        let n = ctx.n();
+        let t = ctx.plain_modulus();
+        let mut q_primes = Vec::with_capacity(level.coeff_modulus.len());
+        for &p in &level.coeff_modulus {
+            q_primes.push(u32::try_from(p).map_err(|_| SealError::PrimeTooWide { prime: p })?);
+        }
+        let t32 = u32::try_from(t).map_err(|_| SealError::PrimeTooWide { prime: t })?;
+        // Enough primes for the bound (each is above 2^29.58, so count by their own bits).
+        let needed_bits = aux_bits_needed(n, t, &level.coeff_modulus);
+        let pool = aux_primes(ctx, 64.min(4 + (needed_bits / 29.0) as usize + 1))?;
+        // The reach of step 8 with `b` primes in B and the next one as m_sk (see the module
+        // documentation): log2(B·((m_sk−1)/2 − b)).
+        let reach = |b: usize| -> f64 {
+            let log_b: f64 = pool[..b].iter().map(|&p| f64::from(p).log2()).sum();
+            log_b + (f64::from((pool[b] - 1) / 2) - b as f64).log2()
+        };
+        let b_len = match b_count {
+            Some(c) => c,
+            None => (1..pool.len()).find(|&b| reach(b) > needed_bits).ok_or(
+                EvalError::AuxiliaryPrimes {
+                    n,
+                    needed: pool.len() + 1,
+                    found: pool.len(),
+                },
+            )?,
+        };
+        if b_len == 0 || b_len + 1 > pool.len() {
+            return Err(EvalError::AuxiliaryPrimes {
+                n,
+                needed: b_len + 1,
+                found: pool.len(),
+            });
+        }
+        let b_primes = &pool[..b_len];
+        let bsk_primes = &pool[..=b_len];
+        let m_sk = Modulus::new(pool[b_len]).map_err(SealError::from)?;
+
+        let q: Vec<NttTable<Vec<u32>>> = q_primes
+            .iter()
+            .map(|&p| NttTable::new_vec(p, n))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(SealError::from)?;
+        let bsk: Vec<NttTable<Vec<u32>>> = bsk_primes
+            .iter()
+            .map(|&p| NttTable::new_vec(p, n))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(SealError::from)?;
+        let q_mods: Vec<Modulus> = q.iter().map(|t| *t.modulus()).collect();
+        let bsk_mods: Vec<Modulus> = bsk.iter().map(|t| *t.modulus()).collect();
+        let k = q_primes.len();
+
+        let two_32 = |m: &Modulus| m.reduce_u64(1 << M_TILDE_BITS);
+        let mut lift_scale = Vec::with_capacity(k);
+        let mut floor_scale = Vec::with_capacity(k);
+        for (i, qi) in q_mods.iter().enumerate() {
+            let q_hat_inv = inverse(qi, product_mod(qi, &q_primes, Some(i)))?;
+            lift_scale.push(qi.mont(qi.mul(two_32(qi), q_hat_inv)));
+            floor_scale.push(qi.mont(qi.mul(qi.reduce_u32(t32), q_hat_inv)));
+        }
+        let mut lift_weights = Vec::with_capacity(bsk_mods.len());
+        let mut inv_m_tilde = Vec::with_capacity(bsk_mods.len());
+        let mut floor_weights = Vec::with_capacity(bsk_mods.len());
+        for p in &bsk_mods {
+            let q_mod_p = product_mod(p, &q_primes, None);
+            let inv_q = inverse(p, q_mod_p)?;
+            let mut lw: Vec<u32> = (0..k).map(|i| product_mod(p, &q_primes, Some(i))).collect();
+            let mut fw: Vec<u32> = lw.iter().map(|&h| p.neg(p.mul(h, inv_q))).collect();
+            lw.push(q_mod_p);
+            fw.push(p.mul(p.reduce_u32(t32), inv_q));
+            lift_weights.push(lw);
+            floor_weights.push(fw);
+            inv_m_tilde.push(p.mont(inverse(p, two_32(p))?));
+        }
+        let lift_weights_m_tilde = (0..k)
+            .map(|i| product_mod_2_32(&q_primes, Some(i)))
+            .collect();
+        let q_mod_2_32 = product_mod_2_32(&q_primes, None);
+        // q is odd, so it is invertible mod 2^32 (Newton: each step doubles the correct bits).
+        let mut inv = q_mod_2_32;
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u32.wrapping_sub(q_mod_2_32.wrapping_mul(inv)));
+        }
+        let neg_inv_q_m_tilde = inv.wrapping_neg();
+
+        let mut sk_scale = Vec::with_capacity(b_len);
+        for (j, b) in bsk_mods[..b_len].iter().enumerate() {
+            sk_scale.push(b.mont(inverse(b, product_mod(b, b_primes, Some(j)))?));
+        }
+        let inv_b_msk = inverse(&m_sk, product_mod(&m_sk, b_primes, None))?;
+        let mut sk_alpha_weights: Vec<u32> = (0..b_len)
+            .map(|j| m_sk.mul(product_mod(&m_sk, b_primes, Some(j)), inv_b_msk))
+            .collect();
+        sk_alpha_weights.push(m_sk.neg(inv_b_msk));
+        let sk_weights = q_mods
+            .iter()
+            .map(|qi| {
+                let mut w: Vec<u32> = (0..b_len)
+                    .map(|j| product_mod(qi, b_primes, Some(j)))
+                    .collect();
+                w.push(qi.neg(product_mod(qi, b_primes, None)));
+                w
+            })
+            .collect();
+        Ok(Self {
+            n,
+            q,
+            bsk,
+            lift_scale,
+            lift_weights,
+            lift_weights_m_tilde,
+            neg_inv_q_m_tilde,
+            inv_m_tilde,
+            floor_scale,
+            floor_weights,
+            sk_scale,
+            sk_alpha_weights,
+            sk_weights,
+        })
+    }
+
+    fn k(&self) -> usize {
+        self.q.len()
+    }
+
+    /// Primes of `q ∪ Bsk`, the rows of an extended polynomial.
+    fn width(&self) -> usize {
+        self.q.len() + self.bsk.len()
+    }
+
+    fn table(&self, row: usize) -> &NttTable<Vec<u32>> {
+        if row < self.q.len() {
+            &self.q[row]
+        } else {
+            &self.bsk[row - self.q.len()]
+        }
+    }
+
+    /// Steps 1–3 for one polynomial: `src` (its `k` residue rows, checked below their primes)
+    /// into `dst` (`width()` rows: the residues, then the lifted residues mod `Bsk`), every
+    /// row then in NTT form.
+    fn extend_to_ntt(&self, ntt: &DefaultBackend, src: &[u64], dst: &mut [u32]) -> Result<()> {
+        let (n, k) = (self.n, self.k());
+        let (dst_q, dst_bsk) = dst.split_at_mut(k * n);
+        for (i, (row, out)) in src
+            .chunks_exact(n)
+            .zip(dst_q.chunks_exact_mut(n))
+            .enumerate()
+        {
+            let q = u64::from(self.q[i].modulus().value());
+            for (j, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+                if v >= q {
+                    return Err(SealError::CoefficientOutOfRange {
+                        what: "ciphertext",
+                        index: i * n + j,
+                        modulus: q,
+                    }
+                    .into());
+                }
+                *o = v as u32;
+            }
+        }
+        let mut y = vec![0u32; k * BLOCK];
+        let mut r = [0u32; BLOCK];
+        let mut acc = [0u64; BLOCK];
+        for start in (0..n).step_by(BLOCK) {
+            let len = BLOCK.min(n - start);
+            // Step 1: y_i = [x_i·m̃·(q/q_i)^-1]_{q_i}.
+            for i in 0..k {
+                let qi = self.q[i].modulus();
+                let scale = self.lift_scale[i];
+                let x = &dst_q[i * n + start..i * n + start + len];
+                for (yv, &xv) in y[i * BLOCK..i * BLOCK + len].iter_mut().zip(x) {
+                    *yv = qi.mul_mont_constant(xv, scale);
+                }
+            }
+            // Step 2: r = [−v·q^-1]_{m̃}, centred (as i32: the top half is negative).
+            r[..len].fill(0);
+            for i in 0..k {
+                let w = self.lift_weights_m_tilde[i];
+                for (rv, &yv) in r[..len].iter_mut().zip(&y[i * BLOCK..i * BLOCK + len]) {
+                    *rv = rv.wrapping_add(yv.wrapping_mul(w));
+                }
+            }
+            for rv in &mut r[..len] {
+                *rv = rv.wrapping_mul(self.neg_inv_q_m_tilde);
+            }
+            // x' = (v + q·r)·m̃^-1 mod p for every p of Bsk.
+            for (l, p) in self.bsk.iter().enumerate() {
+                let p = p.modulus();
+                let weights = &self.lift_weights[l];
+                let out = &mut dst_bsk[l * n + start..l * n + start + len];
+                dot_rows(p, &y, k, weights, &mut acc[..len], out);
+                let q_mod_p = weights[k];
+                let inv_m = self.inv_m_tilde[l];
+                for (o, &rv) in out.iter_mut().zip(&r[..len]) {
+                    let r_mod_p = p.reduce_i64(i64::from(rv as i32));
+                    *o = p.mul_mont_constant(p.add(*o, p.mul(q_mod_p, r_mod_p)), inv_m);
+                }
+            }
+        }
+        for (row, chunk) in dst.chunks_exact_mut(n).enumerate() {
+            ntt.forward(&self.table(row).view(), chunk)
+                .map_err(SealError::from)?;
+        }
+        Ok(())
+    }
+
+    /// Steps 6–8 for one tensor polynomial `src` (`width()` rows in coefficient form): the
+    /// result's `k` rows into `dst`.
+    fn floor_and_convert(&self, src: &[u32], dst: &mut [u64]) {
+        let (n, k) = (self.n, self.k());
+        let b_len = self.bsk.len() - 1;
+        let (src_q, src_bsk) = src.split_at(k * n);
+        // z rows (k of them), then y rows (Bsk), then u rows (B) per block.
+        let mut z = vec![0u32; (k + 1) * BLOCK];
+        let mut ybsk = vec![0u32; (b_len + 1) * BLOCK];
+        let mut u = vec![0u32; (b_len + 1) * BLOCK];
+        let mut acc = [0u64; BLOCK];
+        let mut out = [0u32; BLOCK];
+        for start in (0..n).step_by(BLOCK) {
+            let len = BLOCK.min(n - start);
+            // Step 7's conversion input: z_i = [t·T_i·(q/q_i)^-1]_{q_i} (step 6's t folded in).
+            for i in 0..k {
+                let qi = self.q[i].modulus();
+                let scale = self.floor_scale[i];
+                let x = &src_q[i * n + start..i * n + start + len];
+                for (zv, &xv) in z[i * BLOCK..i * BLOCK + len].iter_mut().zip(x) {
+                    *zv = qi.mul_mont_constant(xv, scale);
+                }
+            }
+            // y_p = (t·T_p − Σ z_i·(q/q_i))·q^-1 mod p: T_p joins the dot product as row k.
+            for (l, p) in self.bsk.iter().enumerate() {
+                z[k * BLOCK..k * BLOCK + len]
+                    .copy_from_slice(&src_bsk[l * n + start..l * n + start + len]);
+                dot_rows(
+                    p.modulus(),
+                    &z,
+                    k + 1,
+                    &self.floor_weights[l],
+                    &mut acc[..len],
+                    &mut ybsk[l * BLOCK..l * BLOCK + len],
+                );
+            }
+            // Step 8: u_j = [y_j·(B/b_j)^-1]_{b_j}; row b_len holds y_msk.
+            for j in 0..b_len {
+                let b = self.bsk[j].modulus();
+                let scale = self.sk_scale[j];
+                let (yrow, urow) = (&ybsk[j * BLOCK..j * BLOCK + len], &mut u[j * BLOCK..]);
+                for (uv, &yv) in urow[..len].iter_mut().zip(yrow) {
+                    *uv = b.mul_mont_constant(yv, scale);
+                }
+            }
+            u[b_len * BLOCK..b_len * BLOCK + len]
+                .copy_from_slice(&ybsk[b_len * BLOCK..b_len * BLOCK + len]);
+            // α = [(Σ u_j·(B/b_j) − y_msk)·B^-1]_{m_sk}, centred; it replaces the y_msk row.
+            let m_sk = self.bsk[b_len].modulus();
+            let mut alpha = [0u32; BLOCK];
+            dot_rows(
+                m_sk,
+                &u,
+                b_len + 1,
+                &self.sk_alpha_weights,
+                &mut acc[..len],
+                &mut alpha[..len],
+            );
+            // out_i = Σ u_j·(B/b_j) − α·B mod q_i: α joins as row b_len, as α mod q_i.
+            for i in 0..k {
+                let qi = self.q[i].modulus();
+                for (uv, &a) in u[b_len * BLOCK..b_len * BLOCK + len]
+                    .iter_mut()
+                    .zip(&alpha[..len])
+                {
+                    *uv = qi.reduce_i64(i64::from(m_sk.centered(a)));
+                }
+                dot_rows(
+                    qi,
+                    &u,
+                    b_len + 1,
+                    &self.sk_weights[i],
+                    &mut acc[..len],
+                    &mut out[..len],
+                );
+                for (d, &o) in dst[i * n + start..i * n + start + len]
+                    .iter_mut()
+                    .zip(&out[..len])
+                {
+                    *d = u64::from(o);
+                }
+            }
+        }
+    }
+}
+
+/// `out[j] = Σ_{i < rows} rows_data[i·BLOCK + j]·weights[i] mod p` for `j < out.len()`:
+/// products `< 2^60` accumulated in `acc`, reduced every [`LAZY_TERMS`] terms.
+fn dot_rows(
+    p: &Modulus,
+    rows_data: &[u32],
+    rows: usize,
+    weights: &[u32],
+    acc: &mut [u64],
+    out: &mut [u32],
+) {
+    let len = out.len();
+    acc.fill(0);
+    for (i, &w) in weights[..rows].iter().enumerate() {
+        let row = &rows_data[i * BLOCK..i * BLOCK + len];
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a += u64::from(x) * u64::from(w);
+        }
+        if (i + 1) % LAZY_TERMS == 0 {
+            for a in acc.iter_mut() {
+                *a = u64::from(p.reduce_u64(*a));
+            }
+        }
+    }
+    for (o, &a) in out.iter_mut().zip(acc.iter()) {
+        *o = p.reduce_u64(a);
+    }
+}
+
+impl Evaluator {
+    /// The BEHZ tables of `level`, built on first use.
+    fn behz_tables(&self, level: &Level) -> Result<&LevelTables> {
+        let ctx = self.context();
+        let index = ctx
+            .levels()
+            .iter()
+            .position(|l| l.parms_id == level.parms_id)
+            .ok_or(SealError::UnknownParmsId {
+                what: "Ciphertext",
+                found: level.parms_id,
+            })?;
+        let cell = &self.behz.levels[index];
+        if let Some(tables) = cell.get() {
+            return Ok(tables);
+        }
+        let built = LevelTables::new(ctx, level, None)?;
+        Ok(cell.get_or_init(|| built))
+    }
+
+    /// `a · b` (SEAL's `multiply` for BFV): the BEHZ tensor product, of size
+    /// `a.size + b.size − 1` (at most 16), at the operands' common level; byte-identical with
+    /// SEAL 4.1's result.
+    pub fn multiply(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let level = self.same_level(a, b, "multiply")?;
+        let tables = self.behz_tables(level)?;
+        multiply_with(tables, &self.behz.ntt, a, Some(b), level)
+    }
+
+    /// `a²` (SEAL's `square`): the same ciphertext as `multiply(a, a)` (SEAL's own square
+    /// computes `c0², 2·c0·c1, c1²`, the same residues), with each input extended once.
+    pub fn square(&self, a: &Ciphertext) -> Result<Ciphertext> {
+        let level = self.level_of(a, "square")?;
+        let tables = self.behz_tables(level)?;
+        multiply_with(tables, &self.behz.ntt, a, None, level)
+    }
+
+    /// [`Evaluator::multiply`] of many pairs, spread over all cores (rayon).
+    pub fn multiply_many(&self, pairs: &[(Ciphertext, Ciphertext)]) -> Result<Vec<Ciphertext>> {
+        pairs.par_iter().map(|(a, b)| self.multiply(a, b)).collect()
+    }
+}
+
+/// The product of `a` and `b` (`a` with itself when `b` is `None`).
+fn multiply_with(
+    tables: &LevelTables,
+    ntt: &DefaultBackend,
+    a: &Ciphertext,
+    b: Option<&Ciphertext>,
+    level: &Level,
+) -> Result<Ciphertext> {
+    let (n, k, width) = (tables.n, tables.k(), tables.width());
+    let size_a = a.size;
+    let size_b = b.map_or(size_a, |b| b.size);
+    for size in [size_a, size_b] {
+        if size < 2 {
+            return Err(EvalError::Size {
+                operation: "multiply",
+                size,
+                expected: "at least 2",
+            });
+        }
+    }
+    let dest_size = size_a + size_b - 1;
+    if dest_size > CIPHERTEXT_SIZE_MAX {
+        return Err(EvalError::Size {
+            operation: "multiply",
+            size: dest_size,
+            expected: "a product of size at most 16",
+        });
+    }
+    let poly = width * n;
+    let extend = |ct: &Ciphertext| -> Result<Vec<u32>> {
+        let mut ext = vec![0u32; ct.size * poly];
+        for (src, dst) in ct.data.chunks_exact(k * n).zip(ext.chunks_exact_mut(poly)) {
+            tables.extend_to_ntt(ntt, src, dst)?;
+        }
+        Ok(ext)
+    };
+    let ext_a = extend(a)?;
+    let ext_b_owned = match b {
+        Some(b) => Some(extend(b)?),
+        None => None,
+    };
+    let ext_b = ext_b_owned.as_deref().unwrap_or(&ext_a);
+
+    // Step 4: dest[I] = Σ_{i + j = I} a_i ⊙ b_j, every row of q ∪ Bsk.
+    let mut tensor = vec![0u32; dest_size * poly];
+    for (index, dest) in tensor.chunks_exact_mut(poly).enumerate() {
+        let first = index.saturating_sub(size_b - 1);
+        let last = index.min(size_a - 1);
+        for (step, i) in (first..=last).enumerate() {
+            let j = index - i;
+            for row in 0..width {
+                let modulus = tables.table(row).modulus();
+                let range = i * poly + row * n..i * poly + (row + 1) * n;
+                let x = &ext_a[range];
+                let y = &ext_b[j * poly + row * n..j * poly + (row + 1) * n];
+                let out = &mut dest[row * n..(row + 1) * n];
+                if step == 0 {
+                    ntt.pointwise_mul(modulus, x, y, out)
+                } else {
+                    ntt.pointwise_mul_add(modulus, x, y, out)
+                }
+                .map_err(SealError::from)?;
+            }
+        }
+        // Step 5.
+        for (row, chunk) in dest.chunks_exact_mut(n).enumerate() {
+            ntt.inverse(&tables.table(row).view(), chunk)
+                .map_err(SealError::from)?;
+        }
+    }
+
+    // Steps 6–8.
+    let mut data = vec![0u64; dest_size * k * n];
+    for (src, dst) in tensor.chunks_exact(poly).zip(data.chunks_exact_mut(k * n)) {
+        tables.floor_and_convert(src, dst);
+    }
+    let mut out = Ciphertext::new(level, n, dest_size, false, data)?;
+    out.scale = a.scale;
+    out.correction_factor = a.correction_factor;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use zeppelin_seal::EncryptionParameters;
+
+    /// The bound's prime counts per level (3 data primes: 111 bits need B of 3 primes of
+    /// about 30 bits and m_sk; 7 data primes at n = 8192: 220 bits need 7 and m_sk).
+    #[test]
+    fn each_level_takes_the_fewest_primes_above_the_bound() {
+        let ctx4 =
+            SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>()).unwrap();
+        let ctx8 =
+            SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal8192>()).unwrap();
+        for (ctx, k, b_len) in [(&ctx4, 3, 3), (&ctx4, 2, 2), (&ctx4, 1, 1), (&ctx8, 7, 7)] {
+            let level = ctx.data_level_with(k).unwrap();
+            let tables = LevelTables::new(ctx, level, None).unwrap();
+            assert_eq!(tables.bsk.len(), b_len + 1, "{k} primes");
+            let logs: Vec<f64> = tables
+                .bsk
+                .iter()
+                .map(|t| f64::from(t.modulus().value()).log2())
+                .collect();
+            let needed = aux_bits_needed(ctx.n(), ctx.plain_modulus(), &level.coeff_modulus);
+            let reach: f64 = logs.iter().sum::<f64>() - 1.0;
+            let fewer = reach - logs[0];
+            assert!(reach > needed && fewer <= needed, "{reach} {needed}");
+            for t in &tables.bsk {
+                let p = u64::from(t.modulus().value());
+                assert!(!ctx.parms().coeff_modulus.contains(&p));
+                assert_eq!((p - 1) % (2 * ctx.n() as u64), 0);
+            }
+        }
+    }
+
+    /// Every coefficient `(q−1)/2` (`≡ (q_i−1)/2 mod q_i`, as `q ≡ 0`): the tensor at its
+    /// largest, `2·n·((q−1)/2)²` in the middle polynomial.
+    fn extreme(ctx: &SealContext, level: &Level) -> Ciphertext {
+        let n = ctx.n();
+        let mut data = Vec::new();
+        for _ in 0..2 {
+            for &q in &level.coeff_modulus {
+                data.extend(std::iter::repeat_n((q - 1) / 2, n));
+            }
+        }
+        Ciphertext::new(level, n, 2, false, data).unwrap()
+    }
+
+    /// The known-bad variant: one auxiliary prime fewer than the bound asks for gives another
+    /// result on the extreme input (which SEAL's test shows our default computes as SEAL
+    /// does), so the test input reaches the range the bound protects.
+    #[test]
+    fn one_auxiliary_prime_fewer_changes_the_extreme_product() {
+        let ctx =
+            SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>()).unwrap();
+        let ntt = default_backend();
+        for k in [3, 2, 1] {
+            let level = ctx.data_level_with(k).unwrap();
+            let good = LevelTables::new(&ctx, level, None).unwrap();
+            let b_len = good.bsk.len() - 1;
+            if b_len == 1 {
+                continue; // B cannot be empty
+            }
+            let short = LevelTables::new(&ctx, level, Some(b_len - 1)).unwrap();
+            let a = extreme(&ctx, level);
+            let right = multiply_with(&good, &ntt, &a, None, level).unwrap();
+            let wrong = multiply_with(&short, &ntt, &a, None, level).unwrap();
+            assert_ne!(right, wrong, "{k} primes");
+            // Small coefficients (the same integer in every prime's row) stay far inside
+            // both ranges: the same result.
+            let mut small = a.clone();
+            let n = ctx.n();
+            for (i, v) in small.data.iter_mut().enumerate() {
+                let (poly, coeff) = (i / (k * n), i % n);
+                *v = ((poly * n + coeff) as u64 * 7919) % 1000;
+            }
+            assert_eq!(
+                multiply_with(&good, &ntt, &small, None, level).unwrap(),
+                multiply_with(&short, &ntt, &small, None, level).unwrap(),
+                "{k} primes"
+            );
+        }
+    }
+}
