@@ -386,11 +386,11 @@ def test_seal_ciphertexts_that_do_not_fit_the_preset_are_refused(seal_keys, copy
 
 
 def test_demo_runs(tmp_path):
-    out = run("demo", "--dir", tmp_path / "demo").stdout
+    out = run("demo-local", "--dir", tmp_path / "demo").stdout
     assert "slots round trip exactly: true" in out
 
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_demo_runs_with_each_preset(tmp_path, preset):
-    out = run("demo", "--dir", tmp_path / "demo", "--preset", preset).stdout
+    out = run("demo-local", "--dir", tmp_path / "demo", "--preset", preset).stdout
     assert "slots round trip exactly: true" in out

@@ -122,6 +122,19 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A key-switching key file is missing.
+    #[error("cannot read {} (run `zeppelin keys --dir {} {flag}` first): {source}", path.display(), dir.display())]
+    NoSwitchingKeys {
+        /// The file.
+        path: PathBuf,
+        /// The key directory.
+        dir: PathBuf,
+        /// The flag of `zeppelin keys` that writes it.
+        flag: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The preset file names no known preset.
     #[error("{}: unknown preset {found:?}", path.display())]
     UnknownPreset {
@@ -239,6 +252,40 @@ pub enum CliError {
         /// The device's secret key file.
         device: PathBuf,
     },
+    /// `eval --op add|sub|mul` without `--in2`.
+    #[error("--op {op} takes two ciphertexts: pass --in2")]
+    MissingSecondInput {
+        /// The operation.
+        op: &'static str,
+    },
+    /// `eval` with `--in2` for an operation on one ciphertext.
+    #[error("--op {op} takes one ciphertext: drop --in2")]
+    UnexpectedSecondInput {
+        /// The operation.
+        op: &'static str,
+    },
+    /// `eval --op rotate-rows` without `--steps`.
+    #[error("--op rotate-rows needs --steps")]
+    MissingSteps,
+    /// `eval` with `--steps` for an operation other than `rotate-rows`.
+    #[error("--steps is for --op rotate-rows, not --op {op}")]
+    UnexpectedSteps {
+        /// The operation.
+        op: &'static str,
+    },
+    /// `eval`: the evaluator refused the operands (other levels, a size the operation does
+    /// not take, the last level for mod-switch, a missing Galois key...).
+    #[error("eval --op {op}: {source}")]
+    Eval {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong.
+        #[source]
+        source: zeppelin_server::EvalError,
+    },
+    /// `zeppelin demo` failed.
+    #[error(transparent)]
+    Demo(Box<crate::demo::DemoError>),
     /// `zeppelin evalmult` failed.
     #[error(transparent)]
     Evalmult(#[from] EvalmultError),

@@ -15,7 +15,10 @@ use std::path::{Path, PathBuf};
 
 use zeppelin::{PublicKey, SecretKey};
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
-use zeppelin_seal::{EncryptionParameters, PublicKey as SealPublicKey, SecretKey as SealSecretKey};
+use zeppelin_seal::{
+    EncryptionParameters, GaloisKeys, PublicKey as SealPublicKey, RelinKeys, SealContext,
+    SecretKey as SealSecretKey,
+};
 
 use crate::error::{CliError, CliResult};
 use crate::input::{read_capped, read_seal, read_text, InputError};
@@ -59,6 +62,10 @@ fn seal_cap<P: SealPreset>(polys: usize) -> usize {
 pub fn ciphertext_cap<P: SealPreset>() -> usize {
     seal_cap::<P>(MAX_CIPHERTEXT_POLYS)
 }
+
+/// The most Galois elements a `D/galois.seal` read here may hold (SEAL's default set has
+/// `2·log2(n/2) + 1`: 23 at n = 4096, 25 at n = 8192).
+const MAX_GALOIS_ELEMENTS: usize = 64;
 
 /// A key directory.
 pub struct KeyDir<'a> {
@@ -199,6 +206,37 @@ impl<'a> KeyDir<'a> {
         let path = self.path(PUBLIC);
         let bytes = read_seal(&path, "SEAL PublicKey", seal_cap::<P>(2))?;
         SealPublicKey::load(ctx.seal(), &bytes).map_err(CliError::seal_file(&path))
+    }
+
+    /// SEAL's `RelinKeys` from `D/relin.seal` (made by `zeppelin keys --relin`).
+    pub fn relin_keys<P: SealPreset>(&self, ctx: &SealContext) -> CliResult<RelinKeys> {
+        let path = self.switching_key_file(RELIN, "--relin")?;
+        // One key per data prime, each two polynomials at the key level.
+        let bytes = read_seal(&path, "SEAL RelinKeys", seal_cap::<P>(2 * (P::K + 1)))?;
+        RelinKeys::load(ctx, &bytes).map_err(CliError::seal_file(&path))
+    }
+
+    /// SEAL's `GaloisKeys` from `D/galois.seal` (made by `zeppelin keys --galois`).
+    pub fn galois_keys<P: SealPreset>(&self, ctx: &SealContext) -> CliResult<GaloisKeys> {
+        let path = self.switching_key_file(GALOIS, "--galois")?;
+        let cap = seal_cap::<P>(2 * (P::K + 1) * MAX_GALOIS_ELEMENTS);
+        let bytes = read_seal(&path, "SEAL GaloisKeys", cap)?;
+        GaloisKeys::load(ctx, &bytes).map_err(CliError::seal_file(&path))
+    }
+
+    /// The path of a key-switching key file, or the error naming the `zeppelin keys` flag
+    /// that makes it.
+    fn switching_key_file(&self, name: &str, flag: &'static str) -> CliResult<PathBuf> {
+        let path = self.path(name);
+        match std::fs::symlink_metadata(&path) {
+            Ok(_) => Ok(path),
+            Err(source) => Err(CliError::NoSwitchingKeys {
+                path,
+                dir: self.dir.to_path_buf(),
+                flag,
+                source,
+            }),
+        }
     }
 
     /// The public key the device encrypts with: SEAL's `D/public.seal` when SEAL's key level

@@ -19,8 +19,10 @@ pub mod cleanup;
 pub mod console;
 pub mod decrypt;
 pub mod demo;
+pub mod demo_local;
 pub mod encrypt;
 pub mod error;
+pub mod eval;
 pub mod evalmult;
 pub mod input;
 pub mod keydir;
@@ -60,8 +62,12 @@ enum Command {
     Decrypt(decrypt::DecryptArgs),
     /// Generate SEAL RelinKeys and/or GaloisKeys from DIR/secret.seal (trusted side).
     Keys(keys::KeysArgs),
-    /// Run keygen, encrypt, adapt and decrypt end to end and print sizes and timings.
+    /// The fleet demo: devices encrypt readings, upload them to the aggregation service, the key owner decrypts mean and variance.
     Demo(demo::DemoArgs),
+    /// One device end to end: keygen, encrypt, adapt and decrypt, with sizes and timings.
+    DemoLocal(demo_local::DemoLocalArgs),
+    /// One SEAL Evaluator operation on SEAL ciphertext files, with D's public keys.
+    Eval(eval::EvalArgs),
     /// OpenFHE-exact batched EvalMult + BV relinearization on a vector directory, or `serve`.
     Evalmult(evalmult::EvalmultArgs),
     /// Ring-binary-LWE public-key encryption (CPA or CCA2) with files: keygen, encrypt, decrypt.
@@ -100,6 +106,8 @@ pub fn run() -> ExitCode {
         Command::Decrypt(a) => decrypt::run(&a),
         Command::Keys(a) => keys::run(&a),
         Command::Demo(a) => demo::run(&a),
+        Command::DemoLocal(a) => demo_local::run(&a),
+        Command::Eval(a) => eval::run(&a),
         Command::Evalmult(a) => evalmult::run(a).map_err(CliError::from),
         Command::Rblwe(a) => rblwe::run(a).map_err(CliError::from),
         Command::Bench(a) => bench::run(&a),

@@ -580,7 +580,8 @@ fn a_failing_stdout_is_exit_1_never_a_panic() {
     let fresh = root.path().join("fresh");
     let rsk = root.path().join("r/rblwe.sk");
     let commands: Vec<Vec<&str>> = vec![
-        vec!["demo"],
+        vec!["demo-local"],
+        vec!["demo", "--devices", "2"],
         vec!["bench", "--runs", "1"],
         vec!["evalmult", "--in", s(&v), "--out", s(&out)],
         vec!["rblwe", "keygen", "--out-dir", s(&fresh)],
@@ -634,7 +635,7 @@ fn rblwe_keygen_force_that_fails_keeps_the_old_key() {
 
 fn demo_child(tmpdir: &Path, args: &[&str]) -> Child {
     Command::new(bin())
-        .arg("demo")
+        .arg("demo-local")
         .args(args)
         .env("TMPDIR", tmpdir)
         .stdin(Stdio::null())
@@ -658,7 +659,7 @@ fn demo_dir(child: &mut Child) -> (BufReader<std::process::ChildStdout>, String)
 }
 
 #[test]
-fn demo_removes_its_private_directory_on_every_exit() {
+fn demo_local_removes_its_private_directory_on_every_exit() {
     let tmp = scratch();
     // Normal exit.
     let o = wait(demo_child(tmp.path(), &[]), "demo");

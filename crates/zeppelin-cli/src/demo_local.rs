@@ -1,4 +1,4 @@
-//! `zeppelin demo [--dir D [--force]] [--preset NAME]`: keygen, encryption of sensor readings,
+//! `zeppelin demo-local [--dir D [--force]] [--preset NAME]`: keygen, encryption of sensor readings,
 //! adapt and decryption end to end, with sizes and timings on this host.
 //!
 //! Without `--dir` the files (a secret key among them) live in a private directory made by
@@ -25,9 +25,9 @@ use crate::outln;
 use crate::output::{write_file, IoAction, Secrecy};
 use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
-/// Arguments of `zeppelin demo`.
+/// Arguments of `zeppelin demo-local`.
 #[derive(Args)]
-pub struct DemoArgs {
+pub struct DemoLocalArgs {
     /// Keep the files here instead of a temporary directory.
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -39,8 +39,8 @@ pub struct DemoArgs {
     pub preset: PresetId,
 }
 
-/// Runs `zeppelin demo`.
-pub fn run(a: &DemoArgs) -> CliResult<()> {
+/// Runs `zeppelin demo-local`.
+pub fn run(a: &DemoLocalArgs) -> CliResult<()> {
     struct Demo<'a>(&'a Path, bool);
     impl PresetFn for Demo<'_> {
         type Output = CliResult<()>;
@@ -178,7 +178,9 @@ fn demo_in<P: SealPreset>(dir: &Path, force: bool) -> CliResult<()> {
         1.0 / 128.0
     )?;
     if !exact {
-        return Err(CliError::RoundTrip { command: "demo" });
+        return Err(CliError::RoundTrip {
+            command: "demo-local",
+        });
     }
     Ok(())
 }
