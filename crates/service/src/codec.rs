@@ -33,6 +33,22 @@ impl Preset {
             .find(|p| p.name() == name)
     }
 
+    /// The largest upload body the service takes (the full wire form at the full level).
+    pub fn max_upload_bytes(self) -> usize {
+        match self {
+            Preset::Seal4096 => max_upload_bytes::<zeppelin::Seal4096>(),
+            Preset::Seal8192 => max_upload_bytes::<zeppelin::Seal8192>(),
+        }
+    }
+
+    /// The largest `RelinKeys` / `GaloisKeys` body the service takes.
+    pub fn max_keys_bytes(self) -> usize {
+        match self {
+            Preset::Seal4096 => max_keys_bytes::<zeppelin::Seal4096>(),
+            Preset::Seal8192 => max_keys_bytes::<zeppelin::Seal8192>(),
+        }
+    }
+
     /// The codec of this preset.
     pub(crate) fn codec(self) -> Result<Arc<dyn Codec>, SealError> {
         Ok(match self {
@@ -82,6 +98,19 @@ pub(crate) trait Codec: Send + Sync + 'static {
     fn galois_keys(&self, bytes: &[u8]) -> Result<GaloisKeys, SealError>;
 }
 
+fn max_upload_bytes<P: SealPreset>() -> usize {
+    zeppelin::wire::full_len::<P>(P::K).max(zeppelin::wire::seeded_len::<P>(P::K))
+}
+
+fn max_keys_bytes<P: SealPreset>() -> usize {
+    // One key-switching key: K decomposition parts, each two polynomials over the K data
+    // primes and the special prime; a Galois key set holds at most 2 log n + 1 of them
+    // (SEAL's default set has 2 log n - 1). Plus room for the headers of every part.
+    let one = P::K * 2 * P::N * (P::K + 1) * 8;
+    let keys = 2 * P::LOG_N as usize + 1;
+    one * keys + (keys * P::K + 1) * 256 + 4096
+}
+
 struct DeviceCodec<P: SealPreset> {
     ctx: DeviceContext<P>,
     seal: Arc<SealContext>,
@@ -118,15 +147,11 @@ impl<P: SealPreset> Codec for DeviceCodec<P> {
     }
 
     fn max_upload_bytes(&self) -> usize {
-        zeppelin::wire::full_len::<P>(P::K).max(zeppelin::wire::seeded_len::<P>(P::K))
+        max_upload_bytes::<P>()
     }
 
     fn max_keys_bytes(&self) -> usize {
-        // One key-switching key: K decomposition parts, each two polynomials over the K
-        // data primes and the special prime; a Galois key set holds at most 2 log n + 1.
-        let one = P::K * 2 * P::N * (P::K + 1) * 8;
-        let keys = 2 * P::LOG_N as usize + 1;
-        one * keys + (keys * P::K + 1) * 256 + 4096
+        max_keys_bytes::<P>()
     }
 
     fn seal(&self) -> &Arc<SealContext> {

@@ -268,6 +268,7 @@ pub fn init_logging(json: bool) {
     let filter = EnvFilter::try_from_env("ZEPPELIN_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     // A second call (tests) keeps the first subscriber.
     let _ = if json {
