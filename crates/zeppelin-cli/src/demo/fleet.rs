@@ -176,7 +176,7 @@ pub fn run<P: SealPreset>(a: &DemoArgs, private: &Path) -> CliResult<()> {
     for (q, &f) in QUANTITIES.iter().zip(&scales) {
         let h = step_error(f);
         outln!(
-            "  {:<11} range reference ±{} {unit}, fixed point f = {f} (steps of {} {unit}): mean within ±{h} {unit}, variance within 2h(σ+h)+h² with h = {h}",
+            "  {:<11} offsets within ±{} {unit} of the reference, f = {f} fractional bits (steps of {} {unit}): |mean error| ≤ h = {h} {unit}, |variance error| ≤ 2h(σ+h)+h²",
             q.name,
             q.range,
             1.0 / f64::from(1u32 << f),
@@ -184,7 +184,7 @@ pub fn run<P: SealPreset>(a: &DemoArgs, private: &Path) -> CliResult<()> {
         )?;
     }
     outln!(
-        "  ({k} readings' sum of squares stays within ±(t−1)/2 = ±{half}: at most {} devices at these scales)",
+        "  f is the largest for which the sum of squares of {k} readings stays within ±(t−1)/2 = ±{half} (these scales fit up to {} devices; more devices get coarser steps)",
         QUANTITIES
             .iter()
             .zip(&scales)
@@ -418,7 +418,7 @@ pub fn run<P: SealPreset>(a: &DemoArgs, private: &Path) -> CliResult<()> {
         "aggregate sum_of_squares (server)",
         aggregates.sum_of_squares_time,
         format!(
-            "{:.0} ciphertexts/s (square + relinearize each)",
+            "{:.0} ciphertexts/s (each squared, the sum relinearized)",
             k as f64 / aggregates.sum_of_squares_time.as_secs_f64()
         ),
     )?;

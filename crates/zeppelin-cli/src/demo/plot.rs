@@ -29,7 +29,7 @@ const FONT_ENV: &str = "ZEPPELIN_PLOT_FONT";
 const FONT_CAP: u64 = 32 << 20;
 /// The family name the font is registered under.
 const FAMILY: &str = "sans-serif";
-const WIDTH: u32 = 1200;
+const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 800;
 
 /// Why the plot was not written.
@@ -126,9 +126,17 @@ fn draw(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let root = BitMapBackend::with_buffer(pixels, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels = root.split_evenly((QUANTITIES.len(), 1));
-    for ((quantity, q), panel) in QUANTITIES.iter().enumerate().zip(&panels) {
+    // One row of panels per quantity: the means, and the error against its bound.
+    let panels = root.split_evenly((QUANTITIES.len(), 2));
+    for (quantity, q) in QUANTITIES.iter().enumerate() {
         let slots = &stats[quantity * row..(quantity + 1) * row];
+        let points = |f: &dyn Fn(&SlotStats) -> f64| -> Vec<(f64, f64)> {
+            slots
+                .iter()
+                .enumerate()
+                .map(|(j, s)| (hour_of(j, row), f(s)))
+                .collect()
+        };
         let (lo, hi) = slots.iter().fold((f64::MAX, f64::MIN), |(lo, hi), s| {
             (
                 lo.min(s.true_mean).min(s.mean),
@@ -136,47 +144,72 @@ fn draw(
             )
         });
         let pad = 0.05 * (hi - lo).max(1e-6);
-        let mut chart = ChartBuilder::on(panel)
+        let mut chart = ChartBuilder::on(&panels[2 * quantity])
             .caption(
-                format!(
-                    "{} ({}): mean over the fleet per slot, decrypted vs plaintext truth ({preset})",
-                    q.name, q.unit
-                ),
-                (FAMILY, 20),
+                format!("{} ({}): mean per slot ({preset})", q.name, q.unit),
+                (FAMILY, 18),
             )
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(56)
+            .margin(10)
+            .x_label_area_size(32)
+            .y_label_area_size(50)
             .build_cartesian_2d(0.0..24.0, (lo - pad)..(hi + pad))?;
         chart
             .configure_mesh()
             .x_desc("hour of the day")
             .y_desc(q.unit)
-            .label_style((FAMILY, 14))
+            .label_style((FAMILY, 13))
             .draw()?;
-        let points = |f: fn(&SlotStats) -> f64| {
-            slots
-                .iter()
-                .enumerate()
-                .map(move |(j, s)| (hour_of(j, row), f(s)))
-        };
         chart
             .draw_series(LineSeries::new(
-                points(|s| s.true_mean),
+                points(&|s| s.true_mean),
                 BLUE.stroke_width(3),
             ))?
-            .label("true mean")
+            .label("plaintext truth")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(3)));
         chart
-            .draw_series(LineSeries::new(points(|s| s.mean), RED.stroke_width(1)))?
-            .label("decrypted mean")
+            .draw_series(LineSeries::new(points(&|s| s.mean), RED.stroke_width(1)))?
+            .label("decrypted")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+        // The legend where the curve is not: it starts in the lower or the upper half.
+        let starts_low = slots.first().is_some_and(|s| s.true_mean < (lo + hi) / 2.0);
         chart
             .configure_series_labels()
-            .label_font((FAMILY, 14))
+            .position(if starts_low {
+                SeriesLabelPosition::UpperLeft
+            } else {
+                SeriesLabelPosition::LowerLeft
+            })
+            .label_font((FAMILY, 13))
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()?;
+
+        let bound = slots.first().map_or(1.0, |s| s.mean_bound);
+        let mut chart = ChartBuilder::on(&panels[2 * quantity + 1])
+            .caption(
+                format!("decrypted − true mean ({}), bound ±{bound}", q.unit),
+                (FAMILY, 18),
+            )
+            .margin(10)
+            .x_label_area_size(32)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..24.0, (-1.2 * bound)..(1.2 * bound))?;
+        chart
+            .configure_mesh()
+            .x_desc("hour of the day")
+            .y_desc(q.unit)
+            .label_style((FAMILY, 13))
+            .draw()?;
+        chart.draw_series(LineSeries::new(
+            points(&|s| s.mean - s.true_mean),
+            RED.stroke_width(1),
+        ))?;
+        for edge in [-bound, bound] {
+            chart.draw_series(LineSeries::new(
+                vec![(0.0, edge), (24.0, edge)],
+                BLACK.stroke_width(2),
+            ))?;
+        }
     }
     root.present()?;
     Ok(())
