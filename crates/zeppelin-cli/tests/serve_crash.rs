@@ -38,8 +38,19 @@ fn run(cmd: &mut Command) -> TestResult {
     Ok(())
 }
 
+/// A server child that is killed if the test ends early (a failed assertion).
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Already reaped (waited for) children are left alone by `kill`.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `zeppelin serve` on a free port; returns the child and its URL.
-fn serve(data: &Path, keys: &Path, log: &Path) -> TestResult<(Child, String)> {
+fn serve(data: &Path, keys: &Path, log: &Path) -> TestResult<(Server, String)> {
     let mut child = zeppelin()
         .args(["serve", "--listen", "127.0.0.1:0", "--data"])
         .arg(data)
@@ -54,6 +65,7 @@ fn serve(data: &Path, keys: &Path, log: &Path) -> TestResult<(Child, String)> {
         )
         .spawn()?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
+    let child = Server(child);
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line)?;
     let url = line
@@ -163,7 +175,7 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
     let client = Client::new(&url)?;
     let all = plan(bodies.len());
     let watcher_counter = counter.clone();
-    let pid = first.id();
+    let pid = first.0.id();
     let killer = std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(120);
         while watcher_counter.load(Ordering::Relaxed) < KILL_AFTER && Instant::now() < deadline {
@@ -179,7 +191,7 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
         counter.clone(),
     ))?;
     killer.join().map_err(|_| "killer thread panicked")??;
-    let status = first.wait()?;
+    let status = first.0.wait()?;
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),
         Some(9),
@@ -276,8 +288,8 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
     assert_eq!(ids, (1..=UPLOADS as u64).collect::<HashSet<_>>());
 
     // 3. A clean shutdown exits 0; the file holds each key once with dense ids.
-    signal(second.id(), libc::SIGTERM)?;
-    let status = second.wait()?;
+    signal(second.0.id(), libc::SIGTERM)?;
+    let status = second.0.wait()?;
     assert!(status.success(), "SIGTERM shutdown: {status:?}");
     let db = rusqlite::Connection::open_with_flags(
         data.join(zeppelin_service::store::DB_FILE),
