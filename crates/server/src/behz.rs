@@ -545,23 +545,69 @@ fn multiply_with(
         });
     }
     let poly = width * n;
-    let mut scratch = vec![0u32; tables.scratch_len()];
-    let mut extend = |ct: &Ciphertext| -> Result<Vec<u32>> {
-        let mut ext = vec![0u32; ct.size * poly];
-        for (src, dst) in ct.data.chunks_exact(k * n).zip(ext.chunks_exact_mut(poly)) {
-            tables.extend_to_ntt(ntt, src, dst, &mut scratch)?;
+    let ext_len = |size: usize| size * poly;
+    let needed = ext_len(size_a)
+        + b.map_or(0, |b| ext_len(b.size))
+        + dest_size * poly
+        + tables.scratch_len();
+    let data = WORKSPACE.with(|cell| -> Result<Vec<u64>> {
+        let mut workspace = cell.take();
+        if workspace.len() < needed {
+            workspace.resize(needed, 0);
         }
-        Ok(ext)
+        let result = tensor_and_convert(tables, ntt, a, b, dest_size, &mut workspace[..needed]);
+        cell.set(workspace);
+        result
+    })?;
+    // Every residue is reduced by construction: no second check.
+    Ok(Ciphertext {
+        parms_id: level.parms_id,
+        is_ntt_form: false,
+        size: dest_size,
+        poly_modulus_degree: n,
+        coeff_modulus_size: k,
+        scale: a.scale,
+        correction_factor: a.correction_factor,
+        data,
+    })
+}
+
+thread_local! {
+    /// Each thread's working memory for products, kept between calls (hundreds of KiB per
+    /// product: fresh allocations cost page faults every time).
+    static WORKSPACE: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Steps 1–8 of `a·b` (`a²` without `b`) in `workspace`: the product's residues.
+fn tensor_and_convert(
+    tables: &LevelTables,
+    ntt: &DefaultBackend,
+    a: &Ciphertext,
+    b: Option<&Ciphertext>,
+    dest_size: usize,
+    workspace: &mut [u32],
+) -> Result<Vec<u64>> {
+    let (n, k, width) = (tables.n, tables.k(), tables.width());
+    let poly = width * n;
+    let (size_a, size_b) = (a.size, b.map_or(a.size, |b| b.size));
+    let (ext_a, rest) = workspace.split_at_mut(size_a * poly);
+    let (ext_b_own, rest) = rest.split_at_mut(b.map_or(0, |b| b.size * poly));
+    let (tensor, scratch) = rest.split_at_mut(dest_size * poly);
+    let map = |e| EvalError::from(SealError::from(e));
+    let mut extend = |ct: &Ciphertext, ext: &mut [u32]| -> Result<()> {
+        for (src, dst) in ct.data.chunks_exact(k * n).zip(ext.chunks_exact_mut(poly)) {
+            tables.extend_to_ntt(ntt, src, dst, scratch)?;
+        }
+        Ok(())
     };
-    let ext_a = extend(a)?;
-    let ext_b_owned = match b {
-        Some(b) => Some(extend(b)?),
-        None => None,
-    };
-    let ext_b = ext_b_owned.as_deref().unwrap_or(&ext_a);
+    extend(a, ext_a)?;
+    if let Some(b) = b {
+        extend(b, ext_b_own)?;
+    }
+    let ext_a = &*ext_a;
+    let ext_b = if b.is_some() { &*ext_b_own } else { ext_a };
 
     // Step 4: dest[I] = Σ_{i + j = I} a_i ⊙ b_j, every row of q ∪ Bsk.
-    let mut tensor = vec![0u32; dest_size * poly];
     for (index, dest) in tensor.chunks_exact_mut(poly).enumerate() {
         let first = index.saturating_sub(size_b - 1);
         let last = index.min(size_a - 1);
@@ -569,8 +615,7 @@ fn multiply_with(
             let j = index - i;
             for row in 0..width {
                 let modulus = tables.table(row).modulus();
-                let range = i * poly + row * n..i * poly + (row + 1) * n;
-                let x = &ext_a[range];
+                let x = &ext_a[i * poly + row * n..i * poly + (row + 1) * n];
                 let y = &ext_b[j * poly + row * n..j * poly + (row + 1) * n];
                 let out = &mut dest[row * n..(row + 1) * n];
                 if step == 0 {
@@ -578,25 +623,21 @@ fn multiply_with(
                 } else {
                     ntt.pointwise_mul_add(modulus, x, y, out)
                 }
-                .map_err(SealError::from)?;
+                .map_err(map)?;
             }
         }
         // Step 5.
         for (row, chunk) in dest.chunks_exact_mut(n).enumerate() {
-            ntt.inverse(&tables.table(row).view(), chunk)
-                .map_err(SealError::from)?;
+            ntt.inverse(&tables.table(row).view(), chunk).map_err(map)?;
         }
     }
 
     // Steps 6–8.
     let mut data = vec![0u64; dest_size * k * n];
     for (src, dst) in tensor.chunks_exact(poly).zip(data.chunks_exact_mut(k * n)) {
-        tables.floor_and_convert(ntt, src, dst, &mut scratch)?;
+        tables.floor_and_convert(ntt, src, dst, scratch)?;
     }
-    let mut out = Ciphertext::new(level, n, dest_size, false, data)?;
-    out.scale = a.scale;
-    out.correction_factor = a.correction_factor;
-    Ok(out)
+    Ok(data)
 }
 
 #[cfg(test)]
