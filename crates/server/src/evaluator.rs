@@ -2,21 +2,89 @@
 
 use std::sync::Arc;
 
+use zeppelin_seal::poly::RnsNtt;
 use zeppelin_seal::{Ciphertext, Level, SealContext};
 
 use crate::error::{EvalError, Result};
+use crate::tables::{LevelTables, Tables};
 
 /// SEAL's BFV evaluator for one context: every operation takes and returns SEAL
 /// [`Ciphertext`]s (coefficient form, at one of the context's data levels) and gives the
 /// ciphertext SEAL 4.1 gives for the same inputs.
+///
+/// The evaluator is `Send + Sync`: one instance serves every thread (see
+/// [`Evaluator::map_many`]).
 pub struct Evaluator {
-    ctx: Arc<SealContext>,
+    pub(crate) ctx: Arc<SealContext>,
+    pub(crate) tables: Tables,
+    /// The multiplication's per-level tables (see [`crate::behz`]).
+    pub(crate) behz: crate::behz::BehzCache,
 }
 
 impl Evaluator {
-    /// An evaluator for `ctx`.
+    /// An evaluator for `ctx`, with every data level's constants computed now. The
+    /// parameters must have primes below 2^30 (the arithmetic core's bound; every Zeppelin
+    /// preset has them) and an odd plain modulus below 2^30; anything else is
+    /// [`EvalError::Unsupported`] or the core's error.
     pub fn new(ctx: Arc<SealContext>) -> Result<Self> {
-        Ok(Self { ctx })
+        let tables = Tables::new(&ctx)?;
+        // Build the key level's NTT tables now rather than on the first operation.
+        ctx.level_ntt(ctx.key_level())?;
+        let behz = crate::behz::BehzCache::new(&ctx);
+        Ok(Self { ctx, tables, behz })
+    }
+
+    /// The key level's NTT tables (every prime, the special prime last), cached by the
+    /// context.
+    pub(crate) fn key_ntt(&self) -> Result<&RnsNtt> {
+        Ok(self.ctx.level_ntt(self.ctx.key_level())?)
+    }
+
+    /// The evaluator's tables of `ct`'s level, after [`Evaluator::level_of`]'s checks and a
+    /// check that every residue is below its prime (the kernels' precondition; loaded
+    /// ciphertexts always pass, hand-built ones might not).
+    pub(crate) fn checked_level(
+        &self,
+        ct: &Ciphertext,
+        operation: &'static str,
+    ) -> Result<&LevelTables> {
+        let level = self.level_of(ct, operation)?;
+        let tables = self.tables.level(&level.parms_id).ok_or(EvalError::Seal(
+            zeppelin_seal::SealError::WrongLevel {
+                what: "Ciphertext",
+                rule: zeppelin_seal::LevelRule::DataLevel,
+            },
+        ))?;
+        zeppelin_seal::objects::check_residues(
+            &ct.data,
+            &level.coeff_modulus,
+            self.ctx.n(),
+            "ciphertext",
+        )?;
+        Ok(tables)
+    }
+
+    /// SEAL's `mod_switch_to_next` for BFV: the same message at the next level, its last
+    /// prime dropped with rounding (`round(c / q_last)` per coefficient). Byte-identical
+    /// with SEAL. Errors at the last level, for the key level, for NTT form.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zeppelin_seal::{Ciphertext, EncryptionParameters, SealContext};
+    /// use zeppelin_server::Evaluator;
+    ///
+    /// let ctx = Arc::new(SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>())?);
+    /// let eval = Evaluator::new(ctx.clone())?;
+    /// let ct = Ciphertext::new(ctx.first_level(), ctx.n(), 2, false, vec![7; 2 * 3 * ctx.n()])?;
+    /// let next = eval.mod_switch_to_next(&ct)?;
+    /// assert_eq!(next.coeff_modulus_size, 2);
+    /// let last = eval.mod_switch_to_next(&next)?;
+    /// assert!(eval.mod_switch_to_next(&last).is_err()); // one prime left
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn mod_switch_to_next(&self, ct: &Ciphertext) -> Result<Ciphertext> {
+        self.checked_level(ct, "mod_switch_to_next")?;
+        Ok(zeppelin_seal::convert::mod_switch_to_next(&self.ctx, ct)?)
     }
 
     /// The context.
@@ -48,7 +116,7 @@ impl Evaluator {
     }
 
     /// The common level of two operands.
-    fn same_level(
+    pub(crate) fn same_level(
         &self,
         a: &Ciphertext,
         b: &Ciphertext,

@@ -18,8 +18,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod batch;
+pub mod behz;
 pub mod error;
 pub mod evaluator;
+mod galois;
+pub mod keyswitch;
+mod plain;
+mod tables;
 
-pub use error::{EvalError, Result};
+pub use error::{EvalError, PlaintextProblem, Result};
 pub use evaluator::Evaluator;
+pub use keyswitch::{GaloisKeySource, PreparedGaloisKeys, PreparedRelinKeys, RelinKeySource};

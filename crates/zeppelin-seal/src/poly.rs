@@ -52,6 +52,17 @@ impl RnsNtt {
         self.tables[i].modulus()
     }
 
+    /// The NTT table of prime `i`, for callers that run the backend on their own `u32` rows
+    /// (the server's evaluator), or `None` past the last prime.
+    pub fn table(&self, i: usize) -> Option<&NttTable<Vec<u32>>> {
+        self.tables.get(i)
+    }
+
+    /// The backend these tables run on (detected once, at construction).
+    pub fn backend(&self) -> DefaultBackend {
+        self.ntt
+    }
+
     fn map(&self, poly: &mut [u64], inverse: bool) -> Result<()> {
         self.check(poly)?;
         // The polynomial may be a secret key's: the staging row is wiped when it drops.
@@ -168,6 +179,21 @@ impl RnsNtt {
 /// secret key may pass.
 pub fn apply_galois_coeff_into(poly: &[u64], m: &Modulus, g: usize, out: &mut [u64]) {
     let n = poly.len();
+    if n.is_power_of_two() {
+        // Every SEAL degree: the exponent i·g mod 2n advances by g under a mask, its bit n
+        // says whether x^(i·g) wrapped past x^n (negate), its low bits are the index. No
+        // division and no data-dependent branch per coefficient.
+        let (mask, low) = (2 * n - 1, n - 1);
+        let mut e = 0usize;
+        for &c in poly {
+            let negated = u64::from(m.neg(c as u32));
+            if let Some(o) = out.get_mut(e & low) {
+                *o = if e & n == 0 { c } else { negated };
+            }
+            e = (e + g) & mask;
+        }
+        return;
+    }
     for (i, &c) in poly.iter().enumerate() {
         let e = (i * g) % (2 * n);
         if e < n {
