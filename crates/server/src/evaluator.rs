@@ -21,6 +21,12 @@ pub struct Evaluator {
     pub(crate) behz: crate::behz::BehzCache,
 }
 
+// One evaluator serves every thread.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Evaluator>();
+};
+
 impl Evaluator {
     /// An evaluator for `ctx`, with every data level's constants computed now. The
     /// parameters must have primes below 2^30 (the arithmetic core's bound; every Zeppelin

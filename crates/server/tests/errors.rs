@@ -82,6 +82,38 @@ fn ciphertext_shape_errors() {
             ..
         }))
     ));
+    // Above 2^63 too (the scan's borrow trick must not wrap), and q − 1 passes.
+    for bad in [
+        u64::MAX,
+        1 << 63,
+        (1 << 63) + 5,
+        ctx.first_level().coeff_modulus[0],
+    ] {
+        let mut wide = a.clone();
+        wide.data[7] = bad;
+        assert!(
+            matches!(
+                eval.rotate_columns(
+                    &wide,
+                    &zeppelin_seal::GaloisKeys(KSwitchKeys {
+                        parms_id: ctx.key_level().parms_id,
+                        keys: Vec::new(),
+                        seeds: Vec::new(),
+                    })
+                ),
+                Err(EvalError::Seal(SealError::CoefficientOutOfRange {
+                    index: 7,
+                    ..
+                }))
+            ),
+            "{bad}"
+        );
+    }
+    let mut edge = a.clone();
+    edge.data[7] = ctx.first_level().coeff_modulus[0] - 1;
+    assert!(eval
+        .multiply_plain(&edge, &Plaintext::new(vec![1, 2]))
+        .is_ok());
     // Key level and unknown levels.
     let mut key_level = a.clone();
     key_level.parms_id = ctx.key_level().parms_id;
