@@ -33,16 +33,18 @@
 //!
 //! # Arithmetic
 //!
-//! Residues are `u32` (every prime `< 2^30`); the transforms are the ring's backend NTTs;
-//! base conversions are dot products over the primes, accumulated unreduced in `u64` (each
-//! product `< 2^60`, at most 16 per reduction) and reduced once by Barrett, with every
-//! constant of a step folded into the weights so that each output costs one reduction.
+//! Residues are `u32` (every prime `< 2^30`); the transforms are the ring's backend NTTs and
+//! every base conversion is one [`RnsKernels::base_convert`] per target prime (a weighted sum
+//! of rows, accumulated unreduced in 64-bit lanes), with every constant of a step folded into
+//! its weights (`t` into the floor, `m̃^-1` into the lift, `B^-1` into `α`).
 
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
 use zeppelin_ring::modulus::is_prime;
-use zeppelin_ring::{default_backend, DefaultBackend, Modulus, Mont, NttBackend, NttTable};
+use zeppelin_ring::{
+    default_backend, DefaultBackend, Modulus, Mont, NttBackend, NttTable, RnsKernels,
+};
 use zeppelin_seal::{Ciphertext, Level, SealContext, SealError};
 
 use crate::error::{EvalError, Result};
@@ -59,12 +61,6 @@ const M_TILDE_BITS: u32 = 32;
 
 /// Our auxiliary primes are at least this large (and below `2^30`).
 const AUX_PRIME_MIN: u32 = 3 << 28;
-
-/// Products `< 2^60` that one `u64` holds before a reduction.
-const LAZY_TERMS: usize = 16;
-
-/// Coefficients per block of the conversion passes (their rows stay in L1).
-const BLOCK: usize = 256;
 
 /// The per-level tables of every level of a context, built on first use.
 pub(crate) struct BehzCache {
@@ -113,26 +109,26 @@ struct LevelTables {
     q: Vec<NttTable<Vec<u32>>>,
     /// `B` (all but the last) and `m_sk` (the last).
     bsk: Vec<NttTable<Vec<u32>>>,
-    /// Step 1: `m̃·(q/q_i)^-1 mod q_i` (Montgomery form).
+    /// Step 1: `m̃·(q/q_i)^-1 mod q_i`.
     lift_scale: Vec<Mont>,
-    /// Steps 1–2: `[p][i] = (q/q_i) mod p`, then `q mod p` (the weight of `r`).
-    lift_weights: Vec<Vec<u32>>,
+    /// Steps 1–2, per prime `p` of `Bsk`, the weights of the rows `y_0..y_k, r_lo, r_hi,
+    /// r_sign` (`r = r_lo + 2^16·r_hi − 2^32·r_sign`): `(q/q_i)·m̃^-1`, `q·m̃^-1`,
+    /// `q·2^16·m̃^-1`, `−q·2^32·m̃^-1 mod p`, so that one sum is `(v + q·r)·m̃^-1 mod p`.
+    lift_weights: Vec<Vec<Mont>>,
     /// Step 2: `(q/q_i) mod 2^32`.
     lift_weights_m_tilde: Vec<u32>,
     /// Step 2: `−q^-1 mod 2^32`.
     neg_inv_q_m_tilde: u32,
-    /// Step 2: `m̃^-1 mod p` (Montgomery form).
-    inv_m_tilde: Vec<Mont>,
-    /// Steps 6–7: `t·(q/q_i)^-1 mod q_i` (Montgomery form).
+    /// Steps 6–7: `t·(q/q_i)^-1 mod q_i`.
     floor_scale: Vec<Mont>,
     /// Steps 6–7: `[p][i] = −(q/q_i)·q^-1 mod p` for `i < k`, then `t·q^-1 mod p`.
-    floor_weights: Vec<Vec<u32>>,
-    /// Step 8: `(B/b_j)^-1 mod b_j` (Montgomery form).
+    floor_weights: Vec<Vec<Mont>>,
+    /// Step 8: `(B/b_j)^-1 mod b_j`.
     sk_scale: Vec<Mont>,
     /// Step 8: `[j] = (B/b_j)·B^-1 mod m_sk`, then `−B^-1 mod m_sk` (the weight of `y_msk`).
-    sk_alpha_weights: Vec<u32>,
+    sk_alpha_weights: Vec<Mont>,
     /// Step 8: `[i][j] = (B/b_j) mod q_i`, then `−B mod q_i` (the weight of `α`).
-    sk_weights: Vec<Vec<u32>>,
+    sk_weights: Vec<Vec<Mont>>,
 }
 
 /// Our auxiliary primes for degree `n`: NTT-friendly, in `[AUX_PRIME_MIN, 2^30)`, largest
@@ -249,18 +245,27 @@ impl LevelTables {
             floor_scale.push(qi.mont(qi.mul(qi.reduce_u32(t32), q_hat_inv)));
         }
         let mut lift_weights = Vec::with_capacity(bsk_mods.len());
-        let mut inv_m_tilde = Vec::with_capacity(bsk_mods.len());
         let mut floor_weights = Vec::with_capacity(bsk_mods.len());
         for p in &bsk_mods {
             let q_mod_p = product_mod(p, &q_primes, None);
             let inv_q = inverse(p, q_mod_p)?;
-            let mut lw: Vec<u32> = (0..k).map(|i| product_mod(p, &q_primes, Some(i))).collect();
-            let mut fw: Vec<u32> = lw.iter().map(|&h| p.neg(p.mul(h, inv_q))).collect();
-            lw.push(q_mod_p);
-            fw.push(p.mul(p.reduce_u32(t32), inv_q));
+            let inv_m_tilde = inverse(p, two_32(p))?;
+            let q_hats: Vec<u32> = (0..k).map(|i| product_mod(p, &q_primes, Some(i))).collect();
+            let mut lw: Vec<Mont> = q_hats
+                .iter()
+                .map(|&h| p.mont(p.mul(h, inv_m_tilde)))
+                .collect();
+            let q_over_m = p.mul(q_mod_p, inv_m_tilde);
+            lw.push(p.mont(q_over_m));
+            lw.push(p.mont(p.mul(q_over_m, p.reduce_u32(1 << 16))));
+            lw.push(p.mont(p.neg(p.mul(q_over_m, two_32(p)))));
+            let mut fw: Vec<Mont> = q_hats
+                .iter()
+                .map(|&h| p.mont(p.neg(p.mul(h, inv_q))))
+                .collect();
+            fw.push(p.mont(p.mul(p.reduce_u32(t32), inv_q)));
             lift_weights.push(lw);
             floor_weights.push(fw);
-            inv_m_tilde.push(p.mont(inverse(p, two_32(p))?));
         }
         let lift_weights_m_tilde = (0..k)
             .map(|i| product_mod_2_32(&q_primes, Some(i)))
@@ -278,17 +283,17 @@ impl LevelTables {
             sk_scale.push(b.mont(inverse(b, product_mod(b, b_primes, Some(j)))?));
         }
         let inv_b_msk = inverse(&m_sk, product_mod(&m_sk, b_primes, None))?;
-        let mut sk_alpha_weights: Vec<u32> = (0..b_len)
-            .map(|j| m_sk.mul(product_mod(&m_sk, b_primes, Some(j)), inv_b_msk))
+        let mut sk_alpha_weights: Vec<Mont> = (0..b_len)
+            .map(|j| m_sk.mont(m_sk.mul(product_mod(&m_sk, b_primes, Some(j)), inv_b_msk)))
             .collect();
-        sk_alpha_weights.push(m_sk.neg(inv_b_msk));
+        sk_alpha_weights.push(m_sk.mont(m_sk.neg(inv_b_msk)));
         let sk_weights = q_mods
             .iter()
             .map(|qi| {
-                let mut w: Vec<u32> = (0..b_len)
-                    .map(|j| product_mod(qi, b_primes, Some(j)))
+                let mut w: Vec<Mont> = (0..b_len)
+                    .map(|j| qi.mont(product_mod(qi, b_primes, Some(j))))
                     .collect();
-                w.push(qi.neg(product_mod(qi, b_primes, None)));
+                w.push(qi.mont(qi.neg(product_mod(qi, b_primes, None))));
                 w
             })
             .collect();
@@ -300,7 +305,6 @@ impl LevelTables {
             lift_weights,
             lift_weights_m_tilde,
             neg_inv_q_m_tilde,
-            inv_m_tilde,
             floor_scale,
             floor_weights,
             sk_scale,
@@ -328,8 +332,14 @@ impl LevelTables {
 
     /// Steps 1–3 for one polynomial: `src` (its `k` residue rows, checked below their primes)
     /// into `dst` (`width()` rows: the residues, then the lifted residues mod `Bsk`), every
-    /// row then in NTT form.
-    fn extend_to_ntt(&self, ntt: &DefaultBackend, src: &[u64], dst: &mut [u32]) -> Result<()> {
+    /// row then in NTT form. `scratch` holds `(k + 3)·n` words.
+    fn extend_to_ntt(
+        &self,
+        ntt: &DefaultBackend,
+        src: &[u64],
+        dst: &mut [u32],
+        scratch: &mut [u32],
+    ) -> Result<()> {
         let (n, k) = (self.n, self.k());
         let (dst_q, dst_bsk) = dst.split_at_mut(k * n);
         for (i, (row, out)) in src
@@ -350,44 +360,35 @@ impl LevelTables {
                 *o = v as u32;
             }
         }
-        let mut y = vec![0u32; k * BLOCK];
-        let mut r = [0u32; BLOCK];
-        let mut acc = [0u64; BLOCK];
-        for start in (0..n).step_by(BLOCK) {
-            let len = BLOCK.min(n - start);
-            // Step 1: y_i = [x_i·m̃·(q/q_i)^-1]_{q_i}.
-            for i in 0..k {
-                let qi = self.q[i].modulus();
-                let scale = self.lift_scale[i];
-                let x = &dst_q[i * n + start..i * n + start + len];
-                for (yv, &xv) in y[i * BLOCK..i * BLOCK + len].iter_mut().zip(x) {
-                    *yv = qi.mul_mont_constant(xv, scale);
-                }
+        let (y, r) = scratch[..(k + 3) * n].split_at_mut(k * n);
+        // Step 1: y_i = [x_i·m̃·(q/q_i)^-1]_{q_i}.
+        for (i, (yrow, xrow)) in y.chunks_exact_mut(n).zip(dst_q.chunks_exact(n)).enumerate() {
+            ntt.base_convert(self.q[i].modulus(), &[xrow], &[self.lift_scale[i]], yrow)
+                .map_err(SealError::from)?;
+        }
+        // Step 2: r = [−v·q^-1]_{m̃} (wrapping u32 arithmetic), split into rows below 2^16:
+        // r = r_lo + 2^16·r_hi − 2^32·r_sign, r centred (its top half negative).
+        let (r_lo, rest) = r.split_at_mut(n);
+        let (r_hi, r_sign) = rest.split_at_mut(n);
+        r_lo.fill(0);
+        for (i, yrow) in y.chunks_exact(n).enumerate() {
+            let w = self.lift_weights_m_tilde[i];
+            for (rv, &yv) in r_lo.iter_mut().zip(yrow) {
+                *rv = rv.wrapping_add(yv.wrapping_mul(w));
             }
-            // Step 2: r = [−v·q^-1]_{m̃}, centred (as i32: the top half is negative).
-            r[..len].fill(0);
-            for i in 0..k {
-                let w = self.lift_weights_m_tilde[i];
-                for (rv, &yv) in r[..len].iter_mut().zip(&y[i * BLOCK..i * BLOCK + len]) {
-                    *rv = rv.wrapping_add(yv.wrapping_mul(w));
-                }
-            }
-            for rv in &mut r[..len] {
-                *rv = rv.wrapping_mul(self.neg_inv_q_m_tilde);
-            }
-            // x' = (v + q·r)·m̃^-1 mod p for every p of Bsk.
-            for (l, p) in self.bsk.iter().enumerate() {
-                let p = p.modulus();
-                let weights = &self.lift_weights[l];
-                let out = &mut dst_bsk[l * n + start..l * n + start + len];
-                dot_rows(p, &y, k, weights, &mut acc[..len], out);
-                let q_mod_p = weights[k];
-                let inv_m = self.inv_m_tilde[l];
-                for (o, &rv) in out.iter_mut().zip(&r[..len]) {
-                    let r_mod_p = p.reduce_i64(i64::from(rv as i32));
-                    *o = p.mul_mont_constant(p.add(*o, p.mul(q_mod_p, r_mod_p)), inv_m);
-                }
-            }
+        }
+        for ((lo, hi), sign) in r_lo.iter_mut().zip(r_hi.iter_mut()).zip(r_sign.iter_mut()) {
+            let rv = lo.wrapping_mul(self.neg_inv_q_m_tilde);
+            *lo = rv & 0xffff;
+            *hi = rv >> 16;
+            *sign = rv >> 31;
+        }
+        // x' = (v + q·r)·m̃^-1 mod p: one weighted sum of the k + 3 rows per prime of Bsk.
+        let mut rows: Vec<&[u32]> = y.chunks_exact(n).collect();
+        rows.extend([&*r_lo, &*r_hi, &*r_sign]);
+        for (l, out) in dst_bsk.chunks_exact_mut(n).enumerate() {
+            ntt.base_convert(self.bsk[l].modulus(), &rows, &self.lift_weights[l], out)
+                .map_err(SealError::from)?;
         }
         for (row, chunk) in dst.chunks_exact_mut(n).enumerate() {
             ntt.forward(&self.table(row).view(), chunk)
@@ -396,117 +397,79 @@ impl LevelTables {
         Ok(())
     }
 
+    /// Scratch words [`Self::extend_to_ntt`] and [`Self::floor_and_convert`] need.
+    fn scratch_len(&self) -> usize {
+        let b = self.bsk.len();
+        self.n * (self.k() + 3).max(2 * self.k() + 2 * b)
+    }
+
     /// Steps 6–8 for one tensor polynomial `src` (`width()` rows in coefficient form): the
-    /// result's `k` rows into `dst`.
-    fn floor_and_convert(&self, src: &[u32], dst: &mut [u64]) {
+    /// result's `k` rows into `dst`. `scratch` holds [`Self::scratch_len`] words.
+    fn floor_and_convert(
+        &self,
+        ntt: &DefaultBackend,
+        src: &[u32],
+        dst: &mut [u64],
+        scratch: &mut [u32],
+    ) -> Result<()> {
         let (n, k) = (self.n, self.k());
         let b_len = self.bsk.len() - 1;
         let (src_q, src_bsk) = src.split_at(k * n);
-        // z rows (k of them), then y rows (Bsk), then u rows (B) per block.
-        let mut z = vec![0u32; (k + 1) * BLOCK];
-        let mut ybsk = vec![0u32; (b_len + 1) * BLOCK];
-        let mut u = vec![0u32; (b_len + 1) * BLOCK];
-        let mut acc = [0u64; BLOCK];
-        let mut out = [0u32; BLOCK];
-        for start in (0..n).step_by(BLOCK) {
-            let len = BLOCK.min(n - start);
-            // Step 7's conversion input: z_i = [t·T_i·(q/q_i)^-1]_{q_i} (step 6's t folded in).
-            for i in 0..k {
-                let qi = self.q[i].modulus();
-                let scale = self.floor_scale[i];
-                let x = &src_q[i * n + start..i * n + start + len];
-                for (zv, &xv) in z[i * BLOCK..i * BLOCK + len].iter_mut().zip(x) {
-                    *zv = qi.mul_mont_constant(xv, scale);
-                }
-            }
-            // y_p = (t·T_p − Σ z_i·(q/q_i))·q^-1 mod p: T_p joins the dot product as row k.
-            for (l, p) in self.bsk.iter().enumerate() {
-                z[k * BLOCK..k * BLOCK + len]
-                    .copy_from_slice(&src_bsk[l * n + start..l * n + start + len]);
-                dot_rows(
-                    p.modulus(),
-                    &z,
-                    k + 1,
-                    &self.floor_weights[l],
-                    &mut acc[..len],
-                    &mut ybsk[l * BLOCK..l * BLOCK + len],
-                );
-            }
-            // Step 8: u_j = [y_j·(B/b_j)^-1]_{b_j}; row b_len holds y_msk.
-            for j in 0..b_len {
-                let b = self.bsk[j].modulus();
-                let scale = self.sk_scale[j];
-                let (yrow, urow) = (&ybsk[j * BLOCK..j * BLOCK + len], &mut u[j * BLOCK..]);
-                for (uv, &yv) in urow[..len].iter_mut().zip(yrow) {
-                    *uv = b.mul_mont_constant(yv, scale);
-                }
-            }
-            u[b_len * BLOCK..b_len * BLOCK + len]
-                .copy_from_slice(&ybsk[b_len * BLOCK..b_len * BLOCK + len]);
-            // α = [(Σ u_j·(B/b_j) − y_msk)·B^-1]_{m_sk}, centred; it replaces the y_msk row.
-            let m_sk = self.bsk[b_len].modulus();
-            let mut alpha = [0u32; BLOCK];
-            dot_rows(
-                m_sk,
-                &u,
-                b_len + 1,
-                &self.sk_alpha_weights,
-                &mut acc[..len],
-                &mut alpha[..len],
-            );
-            // out_i = Σ u_j·(B/b_j) − α·B mod q_i: α joins as row b_len, as α mod q_i.
-            for i in 0..k {
-                let qi = self.q[i].modulus();
-                for (uv, &a) in u[b_len * BLOCK..b_len * BLOCK + len]
-                    .iter_mut()
-                    .zip(&alpha[..len])
-                {
-                    *uv = qi.reduce_i64(i64::from(m_sk.centered(a)));
-                }
-                dot_rows(
-                    qi,
-                    &u,
-                    b_len + 1,
-                    &self.sk_weights[i],
-                    &mut acc[..len],
-                    &mut out[..len],
-                );
-                for (d, &o) in dst[i * n + start..i * n + start + len]
-                    .iter_mut()
-                    .zip(&out[..len])
-                {
-                    *d = u64::from(o);
-                }
+        let (z, rest) = scratch.split_at_mut(k * n);
+        let (ybsk, rest) = rest.split_at_mut((b_len + 1) * n);
+        let (u, rest) = rest.split_at_mut(b_len * n);
+        let (alpha, rest) = rest.split_at_mut(n);
+        let alpha_q = &mut rest[..k * n];
+        let map = |e| EvalError::from(SealError::from(e));
+        // z_i = [t·T_i·(q/q_i)^-1]_{q_i} (step 6's t folded into step 7's conversion).
+        for (i, (zrow, trow)) in z.chunks_exact_mut(n).zip(src_q.chunks_exact(n)).enumerate() {
+            ntt.base_convert(self.q[i].modulus(), &[trow], &[self.floor_scale[i]], zrow)
+                .map_err(map)?;
+        }
+        // Step 7: y_p = (t·T_p − Σ z_i·(q/q_i))·q^-1 mod p, T_p as the last row.
+        let mut rows: Vec<&[u32]> = z.chunks_exact(n).collect();
+        rows.push(&[]);
+        for (l, (yrow, trow)) in ybsk
+            .chunks_exact_mut(n)
+            .zip(src_bsk.chunks_exact(n))
+            .enumerate()
+        {
+            rows[k] = trow;
+            ntt.base_convert(self.bsk[l].modulus(), &rows, &self.floor_weights[l], yrow)
+                .map_err(map)?;
+        }
+        // Step 8: u_j = [y_j·(B/b_j)^-1]_{b_j}.
+        for (j, (urow, yrow)) in u.chunks_exact_mut(n).zip(ybsk.chunks_exact(n)).enumerate() {
+            ntt.base_convert(self.bsk[j].modulus(), &[yrow], &[self.sk_scale[j]], urow)
+                .map_err(map)?;
+        }
+        // α = [(Σ u_j·(B/b_j) − y_msk)·B^-1]_{m_sk}.
+        let m_sk = self.bsk[b_len].modulus();
+        let mut rows: Vec<&[u32]> = u.chunks_exact(n).collect();
+        rows.push(&ybsk[b_len * n..]);
+        ntt.base_convert(m_sk, &rows, &self.sk_alpha_weights, alpha)
+            .map_err(map)?;
+        // out_i = Σ u_j·(B/b_j) − α·B mod q_i, with α centred (SEAL's "α > m_sk/2 is
+        // negative") and lifted to q_i as the last row.
+        for (i, arow) in alpha_q.chunks_exact_mut(n).enumerate() {
+            ntt.lift_centered(alpha, m_sk, self.q[i].modulus(), arow)
+                .map_err(map)?;
+        }
+        let mut out = vec![0u32; n];
+        for (i, (drow, arow)) in dst
+            .chunks_exact_mut(n)
+            .zip(alpha_q.chunks_exact(n))
+            .enumerate()
+        {
+            let qi = self.q[i].modulus();
+            rows[b_len] = arow;
+            ntt.base_convert(qi, &rows, &self.sk_weights[i], &mut out)
+                .map_err(map)?;
+            for (d, &o) in drow.iter_mut().zip(&out) {
+                *d = u64::from(o);
             }
         }
-    }
-}
-
-/// `out[j] = Σ_{i < rows} rows_data[i·BLOCK + j]·weights[i] mod p` for `j < out.len()`:
-/// products `< 2^60` accumulated in `acc`, reduced every [`LAZY_TERMS`] terms.
-fn dot_rows(
-    p: &Modulus,
-    rows_data: &[u32],
-    rows: usize,
-    weights: &[u32],
-    acc: &mut [u64],
-    out: &mut [u32],
-) {
-    let len = out.len();
-    acc.fill(0);
-    for (i, &w) in weights[..rows].iter().enumerate() {
-        let row = &rows_data[i * BLOCK..i * BLOCK + len];
-        for (a, &x) in acc.iter_mut().zip(row) {
-            *a += u64::from(x) * u64::from(w);
-        }
-        if (i + 1) % LAZY_TERMS == 0 {
-            for a in acc.iter_mut() {
-                *a = u64::from(p.reduce_u64(*a));
-            }
-        }
-    }
-    for (o, &a) in out.iter_mut().zip(acc.iter()) {
-        *o = p.reduce_u64(a);
+        Ok(())
     }
 }
 
@@ -582,22 +545,69 @@ fn multiply_with(
         });
     }
     let poly = width * n;
-    let extend = |ct: &Ciphertext| -> Result<Vec<u32>> {
-        let mut ext = vec![0u32; ct.size * poly];
-        for (src, dst) in ct.data.chunks_exact(k * n).zip(ext.chunks_exact_mut(poly)) {
-            tables.extend_to_ntt(ntt, src, dst)?;
+    let ext_len = |size: usize| size * poly;
+    let needed = ext_len(size_a)
+        + b.map_or(0, |b| ext_len(b.size))
+        + dest_size * poly
+        + tables.scratch_len();
+    let data = WORKSPACE.with(|cell| -> Result<Vec<u64>> {
+        let mut workspace = cell.take();
+        if workspace.len() < needed {
+            workspace.resize(needed, 0);
         }
-        Ok(ext)
+        let result = tensor_and_convert(tables, ntt, a, b, dest_size, &mut workspace[..needed]);
+        cell.set(workspace);
+        result
+    })?;
+    // Every residue is reduced by construction: no second check.
+    Ok(Ciphertext {
+        parms_id: level.parms_id,
+        is_ntt_form: false,
+        size: dest_size,
+        poly_modulus_degree: n,
+        coeff_modulus_size: k,
+        scale: a.scale,
+        correction_factor: a.correction_factor,
+        data,
+    })
+}
+
+thread_local! {
+    /// Each thread's working memory for products, kept between calls (hundreds of KiB per
+    /// product: fresh allocations cost page faults every time).
+    static WORKSPACE: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Steps 1–8 of `a·b` (`a²` without `b`) in `workspace`: the product's residues.
+fn tensor_and_convert(
+    tables: &LevelTables,
+    ntt: &DefaultBackend,
+    a: &Ciphertext,
+    b: Option<&Ciphertext>,
+    dest_size: usize,
+    workspace: &mut [u32],
+) -> Result<Vec<u64>> {
+    let (n, k, width) = (tables.n, tables.k(), tables.width());
+    let poly = width * n;
+    let (size_a, size_b) = (a.size, b.map_or(a.size, |b| b.size));
+    let (ext_a, rest) = workspace.split_at_mut(size_a * poly);
+    let (ext_b_own, rest) = rest.split_at_mut(b.map_or(0, |b| b.size * poly));
+    let (tensor, scratch) = rest.split_at_mut(dest_size * poly);
+    let map = |e| EvalError::from(SealError::from(e));
+    let mut extend = |ct: &Ciphertext, ext: &mut [u32]| -> Result<()> {
+        for (src, dst) in ct.data.chunks_exact(k * n).zip(ext.chunks_exact_mut(poly)) {
+            tables.extend_to_ntt(ntt, src, dst, scratch)?;
+        }
+        Ok(())
     };
-    let ext_a = extend(a)?;
-    let ext_b_owned = match b {
-        Some(b) => Some(extend(b)?),
-        None => None,
-    };
-    let ext_b = ext_b_owned.as_deref().unwrap_or(&ext_a);
+    extend(a, ext_a)?;
+    if let Some(b) = b {
+        extend(b, ext_b_own)?;
+    }
+    let ext_a = &*ext_a;
+    let ext_b = if b.is_some() { &*ext_b_own } else { ext_a };
 
     // Step 4: dest[I] = Σ_{i + j = I} a_i ⊙ b_j, every row of q ∪ Bsk.
-    let mut tensor = vec![0u32; dest_size * poly];
     for (index, dest) in tensor.chunks_exact_mut(poly).enumerate() {
         let first = index.saturating_sub(size_b - 1);
         let last = index.min(size_a - 1);
@@ -605,8 +615,7 @@ fn multiply_with(
             let j = index - i;
             for row in 0..width {
                 let modulus = tables.table(row).modulus();
-                let range = i * poly + row * n..i * poly + (row + 1) * n;
-                let x = &ext_a[range];
+                let x = &ext_a[i * poly + row * n..i * poly + (row + 1) * n];
                 let y = &ext_b[j * poly + row * n..j * poly + (row + 1) * n];
                 let out = &mut dest[row * n..(row + 1) * n];
                 if step == 0 {
@@ -614,25 +623,21 @@ fn multiply_with(
                 } else {
                     ntt.pointwise_mul_add(modulus, x, y, out)
                 }
-                .map_err(SealError::from)?;
+                .map_err(map)?;
             }
         }
         // Step 5.
         for (row, chunk) in dest.chunks_exact_mut(n).enumerate() {
-            ntt.inverse(&tables.table(row).view(), chunk)
-                .map_err(SealError::from)?;
+            ntt.inverse(&tables.table(row).view(), chunk).map_err(map)?;
         }
     }
 
     // Steps 6–8.
     let mut data = vec![0u64; dest_size * k * n];
     for (src, dst) in tensor.chunks_exact(poly).zip(data.chunks_exact_mut(k * n)) {
-        tables.floor_and_convert(src, dst);
+        tables.floor_and_convert(ntt, src, dst, scratch)?;
     }
-    let mut out = Ciphertext::new(level, n, dest_size, false, data)?;
-    out.scale = a.scale;
-    out.correction_factor = a.correction_factor;
-    Ok(out)
+    Ok(data)
 }
 
 #[cfg(test)]

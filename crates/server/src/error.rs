@@ -61,18 +61,6 @@ pub enum EvalError {
         /// What is wrong with it.
         problem: PlaintextProblem,
     },
-    /// A residue at or above its prime (a ciphertext or key built by hand, not loaded).
-    #[error("{what}: residue {value} at index {index} is not below its prime {prime}")]
-    Residue {
-        /// The object.
-        what: &'static str,
-        /// The word's index in the data.
-        index: usize,
-        /// The value found.
-        value: u64,
-        /// Its prime.
-        prime: u64,
-    },
     /// Key-switching keys that are not for this context's key level.
     #[error("{what}: keys of another context or level (parms_id is not this context's key level)")]
     ForeignKeys {

@@ -21,6 +21,12 @@ pub struct Evaluator {
     pub(crate) behz: crate::behz::BehzCache,
 }
 
+// One evaluator serves every thread.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Evaluator>();
+};
+
 impl Evaluator {
     /// An evaluator for `ctx`, with every data level's constants computed now. The
     /// parameters must have primes below 2^30 (the arithmetic core's bound; every Zeppelin
@@ -55,7 +61,12 @@ impl Evaluator {
                 rule: zeppelin_seal::LevelRule::DataLevel,
             },
         ))?;
-        check_residues(&ct.data, &level.coeff_modulus, self.ctx.n(), "ciphertext")?;
+        zeppelin_seal::objects::check_residues(
+            &ct.data,
+            &level.coeff_modulus,
+            self.ctx.n(),
+            "ciphertext",
+        )?;
         Ok(tables)
     }
 
@@ -214,30 +225,4 @@ impl Evaluator {
         }
         Ok(())
     }
-}
-
-/// Checks that every residue is below its prime (layout: polynomial, prime, coefficient).
-pub(crate) fn check_residues(
-    data: &[u64],
-    primes: &[u64],
-    n: usize,
-    what: &'static str,
-) -> Result<()> {
-    let poly_len = n * primes.len();
-    for (p, poly) in data.chunks_exact(poly_len.max(1)).enumerate() {
-        for (i, (row, &q)) in poly.chunks_exact(n.max(1)).zip(primes).enumerate() {
-            // A branch-free scan first (it vectorizes); the position only on failure.
-            if row.iter().fold(false, |bad, &v| bad | (v >= q)) {
-                let j = row.iter().position(|&v| v >= q).unwrap_or(0);
-                let index = p * poly_len + i * n + j;
-                return Err(EvalError::Residue {
-                    what,
-                    index,
-                    value: row[j],
-                    prime: q,
-                });
-            }
-        }
-    }
-    Ok(())
 }

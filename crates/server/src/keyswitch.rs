@@ -208,11 +208,15 @@ impl Evaluator {
                 let m = key_ntt.modulus(prime);
                 let q = u64::from(m.value());
                 let start = ((prime * 2 + component) * decomp + j) * n;
+                // One pass over the (large) key: convert, and keep the top bit of
+                // (v − q) & !v, set exactly when v < q (the scan of check_residues).
+                let mut all_below = u64::MAX;
                 for (o, &v) in data[start..start + n].iter_mut().zip(row) {
-                    if v >= q {
-                        return bad("a key residue is not below its prime");
-                    }
+                    all_below &= v.wrapping_sub(q) & !v;
                     *o = m.to_mont(v as u32);
+                }
+                if all_below >> 63 == 0 {
+                    return bad("a key residue is not below its prime");
                 }
             }
         }

@@ -17,72 +17,32 @@
 //! (±1, ±7, NAF steps without a key), rotate_columns, mod_switch_to_next (down to the last
 //! level). All of them are.
 //!
-//! The SEAL side runs in Python: `SEAL_PYTHON` names the interpreter; otherwise the
-//! repository's `.venv/bin/python` or `/tmp/sealvenv/bin/python`. The tests fail (they do not
-//! skip) when none of them can `import seal`.
+//! The SEAL side runs in Python (found by zeppelin-seal's `tests/support`: `SEAL_PYTHON`, else
+//! the repository's `.venv/bin/python` or `/tmp/sealvenv/bin/python`). The tests fail (they do
+//! not skip) when none of them can `import seal`.
 #![expect(
     clippy::unwrap_used,
     clippy::panic,
     reason = "helpers outside #[test] functions are test code too"
 )]
 
+#[path = "../../zeppelin-seal/tests/support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
+use support::{run_python, same_bytes_but_version};
 use zeppelin_seal::{
     Ciphertext, ComprMode, EncryptionParameters, GaloisKeys, Plaintext, RelinKeys, SealContext,
 };
 use zeppelin_server::{EvalError, Evaluator};
 
-fn python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("SEAL_PYTHON") {
-        candidates.push(PathBuf::from(p));
-    }
-    candidates.push(root.join(".venv/bin/python"));
-    candidates.push(PathBuf::from("/tmp/sealvenv/bin/python"));
-    for c in &candidates {
-        let ok = Command::new(c)
-            .args(["-c", "import seal"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if ok {
-            return c.clone();
-        }
-    }
-    panic!("no Python with seal-python found (tried {candidates:?}); set SEAL_PYTHON");
-}
-
 fn run_script(args: &[&str]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seal_ops.py");
-    let out = Command::new(python())
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "seal_ops.py {args:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Our writer's bytes equal SEAL's, but for the minor version byte of each header.
-fn same_bytes_but_version(ours: &[u8], seal: &[u8]) -> bool {
-    let mut normalized = ours.to_vec();
-    let mut i = 0;
-    while i + 5 <= normalized.len() {
-        if normalized[i..i + 5] == [0x5E, 0xA1, 0x10, 4, 1] {
-            normalized[i + 4] = seal[i + 4];
-        }
-        i += 1;
-    }
-    normalized == seal
+    let mut all = vec![script.into_os_string()];
+    all.extend(args.iter().map(Into::into));
+    run_python(&all)
 }
 
 struct Fixture {

@@ -52,7 +52,7 @@ use zeroize::Zeroizing;
 use crate::convert::drop_last_prime;
 use crate::error::{LevelRule, Mismatch, Result, SealError};
 use crate::keygen::KeyGenerator;
-use crate::objects::{Ciphertext, PublicKey, SecretKey};
+use crate::objects::{check_residues, Ciphertext, PublicKey, SecretKey};
 use crate::params::{EncryptionParameters, SealContext, SCHEME_BFV};
 use crate::parms_id::ParmsId;
 use crate::poly::RnsNtt;
@@ -420,30 +420,6 @@ pub fn from_seal<P: SealPreset>(
     for (d, &v) in c0.iter_mut().chain(c1.iter_mut()).zip(&ct.data) {
         // Checked above: below a 32-bit prime.
         *d = v as u32;
-    }
-    Ok(())
-}
-
-/// Checks that every residue of `size` polynomials over `primes` (layout: polynomial, prime,
-/// coefficient) is below its prime.
-fn check_residues(data: &[u64], primes: &[u64], n: usize, what: &'static str) -> Result<()> {
-    for (index, (&value, &modulus)) in data
-        .iter()
-        .zip(
-            primes
-                .iter()
-                .flat_map(|q| std::iter::repeat_n(q, n))
-                .cycle(),
-        )
-        .enumerate()
-    {
-        if value >= modulus {
-            return Err(SealError::CoefficientOutOfRange {
-                what,
-                index,
-                modulus,
-            });
-        }
     }
     Ok(())
 }

@@ -238,15 +238,32 @@ pub(crate) fn read_ciphertext(
     })
 }
 
-/// Checks that every residue is below its prime (layout: polynomial, prime, coefficient).
-fn check_residues(data: &[u64], primes: &[u64], n: usize, what: &'static str) -> Result<()> {
-    for (i, &v) in data.iter().enumerate() {
-        let q = primes[(i / n) % primes.len()];
-        if v >= q {
+/// Checks that every residue is below its prime (layout: polynomial, prime, coefficient;
+/// `n` coefficients per prime): [`SealError::CoefficientOutOfRange`] names the first one that
+/// is not. Each row is scanned without an early exit (so the scan vectorizes), the position
+/// found only on failure.
+pub fn check_residues(data: &[u64], primes: &[u64], n: usize, what: &'static str) -> Result<()> {
+    let row_len = n.max(1);
+    for (r, row) in data.chunks(row_len).enumerate() {
+        let Some(&modulus) = primes.get(r % primes.len().max(1)) else {
+            return Err(SealError::CountMismatch {
+                what,
+                found: data.len() as u64,
+                expected: 0,
+            });
+        };
+        // v < q (for q < 2^63) exactly when v − q borrows and v's top bit is clear: the top
+        // bit of (v − q) & !v. Plain 64-bit subtractions and masks, which vectorize on
+        // every x86-64 (unsigned 64-bit compares do not before SSE4.2).
+        let all_below = row
+            .iter()
+            .fold(u64::MAX, |acc, &v| acc & (v.wrapping_sub(modulus) & !v));
+        if modulus >> 63 != 0 || all_below >> 63 == 0 {
+            let j = row.iter().position(|&v| v >= modulus).unwrap_or(0);
             return Err(SealError::CoefficientOutOfRange {
                 what,
-                index: i,
-                modulus: q,
+                index: r * row_len + j,
+                modulus,
             });
         }
     }

@@ -179,18 +179,23 @@ impl RnsNtt {
 /// secret key may pass.
 pub fn apply_galois_coeff_into(poly: &[u64], m: &Modulus, g: usize, out: &mut [u64]) {
     let n = poly.len();
-    // For a power-of-two degree (every SEAL context) the exponent i·g mod 2n is kept by
-    // adding g and masking, with no division per coefficient.
-    let two_n = 2 * n;
-    let mask = two_n.wrapping_sub(1);
-    let power_of_two = n.is_power_of_two();
-    let step = if power_of_two {
-        g & mask
-    } else {
-        g % two_n.max(1)
-    };
-    let mut e = 0usize;
-    for &c in poly {
+    if n.is_power_of_two() {
+        // Every SEAL degree: the exponent i·g mod 2n advances by g under a mask, its bit n
+        // says whether x^(i·g) wrapped past x^n (negate), its low bits are the index. No
+        // division and no data-dependent branch per coefficient.
+        let (mask, low) = (2 * n - 1, n - 1);
+        let mut e = 0usize;
+        for &c in poly {
+            let negated = u64::from(m.neg(c as u32));
+            if let Some(o) = out.get_mut(e & low) {
+                *o = if e & n == 0 { c } else { negated };
+            }
+            e = (e + g) & mask;
+        }
+        return;
+    }
+    for (i, &c) in poly.iter().enumerate() {
+        let e = (i * g) % (2 * n);
         if e < n {
             if let Some(o) = out.get_mut(e) {
                 *o = c;
@@ -198,7 +203,5 @@ pub fn apply_galois_coeff_into(poly: &[u64], m: &Modulus, g: usize, out: &mut [u
         } else if let Some(o) = out.get_mut(e - n) {
             *o = u64::from(m.neg(c as u32));
         }
-        e += step;
-        e = if power_of_two { e & mask } else { e % two_n };
     }
 }

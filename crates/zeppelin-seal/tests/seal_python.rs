@@ -5,13 +5,16 @@
 //! when none of them can `import seal`.
 #![expect(
     clippy::unwrap_used,
-    clippy::panic,
     reason = "helpers outside #[test] functions are test code too (clippy.toml covers only #[test] functions)"
 )]
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+
+use support::{python, same_bytes_but_version};
 
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
@@ -25,40 +28,10 @@ use zeppelin_seal::{
     PrngInfo, PrngType, PublicKey, RelinKeys, SealContext, SealError, SecretKey,
 };
 
-fn python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("SEAL_PYTHON") {
-        candidates.push(PathBuf::from(p));
-    }
-    candidates.push(root.join(".venv/bin/python"));
-    candidates.push(PathBuf::from("/tmp/sealvenv/bin/python"));
-    for c in &candidates {
-        let ok = Command::new(c)
-            .args(["-c", "import seal"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if ok {
-            return c.clone();
-        }
-    }
-    panic!("no Python with seal-python found (tried {candidates:?}); set SEAL_PYTHON");
-}
-
 fn run_python(script: &str, args: &[&Path]) {
-    let out = Command::new(python())
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "python failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut all = vec![std::ffi::OsStr::new("-c"), std::ffi::OsStr::new(script)];
+    all.extend(args.iter().map(|p| p.as_os_str()));
+    support::run_python(&all);
 }
 
 /// SEAL's objects, generated once per test run.
@@ -124,19 +97,6 @@ fn seal_plain(name: &str, ctx: &SealContext) -> Vec<u64> {
     let mut p = Plaintext::load(ctx, &read(name)).unwrap().data;
     p.resize(ctx.n(), 0);
     p
-}
-
-/// Our writer's bytes equal SEAL's, but for the minor version (4.1 here, 4.4 in seal-python).
-fn same_bytes_but_version(ours: &[u8], seal: &[u8]) -> bool {
-    let mut normalized = ours.to_vec();
-    let mut i = 0;
-    while i + 5 <= normalized.len() {
-        if normalized[i..i + 5] == [0x5E, 0xA1, 0x10, 4, 1] {
-            normalized[i + 4] = seal[i + 4];
-        }
-        i += 1;
-    }
-    normalized == seal
 }
 
 #[test]
