@@ -148,6 +148,7 @@ struct Aggregates {
     sum_of_squares_time: Duration,
     start_time: Option<Duration>,
     server: String,
+    stream: String,
     relin_pushed: Option<usize>,
 }
 
@@ -378,11 +379,7 @@ pub fn run<P: SealPreset>(a: &DemoArgs, private: &Path) -> CliResult<()> {
         String::new(),
     )?;
     if let Some(d) = aggregates.start_time {
-        line(
-            "start the service (SQLite in a temp dir)",
-            d,
-            aggregates.server.clone(),
-        )?;
+        line("start the service (SQLite in a temp dir)", d, String::new())?;
     }
     let mut per_device: Vec<Duration> = devices.iter().map(|d| d.encrypt).collect();
     line(
@@ -426,6 +423,16 @@ pub fn run<P: SealPreset>(a: &DemoArgs, private: &Path) -> CliResult<()> {
         "decrypt + decode both results (owner)",
         decrypt_time,
         String::new(),
+    )?;
+    outln!(
+        "service: {} ({}), stream {}",
+        aggregates.server,
+        if a.server.is_some() {
+            "--server"
+        } else {
+            "in process"
+        },
+        aggregates.stream
     )?;
     let upload_bytes: usize = devices.iter().map(|d| d.wire.len()).sum();
     outln!(
@@ -494,6 +501,14 @@ async fn serve_and_aggregate<P: SealPreset>(
         }
         Some(url) => {
             let client = client(url)?;
+            let found = client.health().await.map_err(http("GET /v1/health"))?;
+            if found != P::NAME {
+                return Err(DemoError::ServerPreset {
+                    url: url.clone(),
+                    found,
+                    expected: P::NAME,
+                });
+            }
             let pushed = relin.len();
             client
                 .put_relin_keys(relin)
@@ -505,17 +520,6 @@ async fn serve_and_aggregate<P: SealPreset>(
             let stream: String = std::iter::once(String::from("demo-"))
                 .chain(tag.iter().map(|b| format!("{b:02x}")))
                 .collect();
-            let info = client
-                .status(&stream)
-                .await
-                .map_err(http("GET /v1/streams/{stream}"))?;
-            if info.preset != P::NAME {
-                return Err(DemoError::ServerPreset {
-                    url: url.clone(),
-                    found: info.preset,
-                    expected: P::NAME,
-                });
-            }
             (None, url.clone(), None, stream, Some(pushed))
         }
     };
@@ -595,6 +599,7 @@ async fn serve_and_aggregate<P: SealPreset>(
         sum_of_squares_time,
         start_time,
         server: url,
+        stream,
         relin_pushed,
     })
 }
