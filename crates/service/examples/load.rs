@@ -74,6 +74,11 @@ async fn main() -> TestResult {
     let (uploads, clients) = (args.uploads, args.clients.max(1));
     let distinct = args.distinct.clamp(1, uploads.max(1));
 
+    // Other work on the machine slows both sides: the report records the load average.
+    let loadavg = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into());
     let device = Device::new(42)?;
     let t = u64::from(P::T);
     let mut bodies = Vec::new();
@@ -217,6 +222,7 @@ async fn main() -> TestResult {
         "clients": clients,
         "upload_bytes": wire_bytes,
         "cores": cores,
+        "load_average_at_start": loadavg,
         "ingest_seconds": ingest.as_secs_f64(),
         "uploads_per_second": rate,
         "latency_ms": { "p50": ms(p50), "p99": ms(p99), "max": ms(max) },
@@ -233,7 +239,9 @@ async fn main() -> TestResult {
          `cargo run --release -p zeppelin-service --example load -- --uploads {uploads} --clients {clients}`\n\n\
          Loopback, service and clients in one process on {cores} cores (they share the CPU), \
          SQLite store (WAL, synchronous=FULL, group commit) on a temp directory; preset {}, \
-         seeded uploads of {wire_bytes} bytes, each with an idempotency key.\n\n\
+         seeded uploads of {wire_bytes} bytes, each with an idempotency key; 1-minute load \
+         average at start {loadavg}. Every aggregate is decrypted by the key owner and \
+         compared with the plaintext result.\n\n\
          | uploads | clients | seconds | uploads/s | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|\n\
          | {uploads} | {clients} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} |\n\n\
          | aggregation | ciphertexts | seconds | ciphertexts/s | check |\n|---|---|---|---|---|\n",
