@@ -74,6 +74,11 @@ async fn main() -> TestResult {
     let (uploads, clients) = (args.uploads, args.clients.max(1));
     let distinct = args.distinct.clamp(1, uploads.max(1));
 
+    // Other work on the machine slows both sides: the report records the load average.
+    let loadavg = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into());
     let device = Device::new(42)?;
     let t = u64::from(P::T);
     let mut bodies = Vec::new();
@@ -104,22 +109,33 @@ async fn main() -> TestResult {
         let (client, bodies) = (client.clone(), bodies.clone());
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
+            let mut ids = Vec::new();
             let mut i = c;
             while i < uploads {
                 let t0 = Instant::now();
                 let key = format!("client{c}/{i}");
-                client
+                let receipt = client
                     .upload(stream, bodies[i % bodies.len()].clone(), Some(&key))
                     .await?;
                 latencies.push(t0.elapsed());
+                ids.push((receipt.id, i % bodies.len()));
                 i += clients;
             }
-            Ok::<_, zeppelin_service::client::ClientError>(latencies)
+            Ok::<_, zeppelin_service::client::ClientError>((latencies, ids))
         }));
     }
     let mut latencies = Vec::with_capacity(uploads);
+    // The body of each id (ids follow the store's commit order, not the send order).
+    let mut body_of_id = vec![0usize; uploads];
     for task in tasks {
-        latencies.extend(task.await??);
+        let (l, ids) = task.await??;
+        latencies.extend(l);
+        for (id, body) in ids {
+            let id: usize = id.parse()?;
+            *body_of_id
+                .get_mut(id.wrapping_sub(1))
+                .ok_or_else(|| format!("id {id} out of range"))? = body;
+        }
     }
     let ingest = started.elapsed();
     latencies.sort();
@@ -136,15 +152,29 @@ async fn main() -> TestResult {
         }
     }
     let mut rows = Vec::new();
-    for op in [AggregateOp::Sum, AggregateOp::SumOfSquares] {
+    let weights: Vec<i64> = (0..uploads as i64).map(|i| i % 7 - 3).collect();
+    for op in [
+        AggregateOp::Sum,
+        AggregateOp::SumOfSquares,
+        AggregateOp::Dot(weights.clone()),
+    ] {
         let t0 = Instant::now();
         match client.aggregate(stream, &op).await {
             Ok(result) => {
                 let seconds = t0.elapsed().as_secs_f64();
                 let decrypted = device.decrypt(&result.ciphertext)?;
-                let want: Vec<u32> = match op {
+                let want: Vec<u32> = match &op {
                     AggregateOp::Sum => expected.iter().map(|&v| v as u32).collect(),
-                    _ => {
+                    AggregateOp::Dot(w) => {
+                        let mut dot = vec![0i64; P::N];
+                        for (i, &wi) in w.iter().enumerate() {
+                            for (e, &v) in dot.iter_mut().zip(&values[body_of_id[i]]) {
+                                *e = (*e + wi * i64::from(v)).rem_euclid(t as i64);
+                            }
+                        }
+                        dot.iter().map(|&v| v as u32).collect()
+                    }
+                    AggregateOp::SumOfSquares => {
                         let mut sq = vec![0u64; P::N];
                         for i in 0..uploads {
                             for (e, &v) in sq.iter_mut().zip(&values[i % distinct]) {
@@ -192,6 +222,7 @@ async fn main() -> TestResult {
         "clients": clients,
         "upload_bytes": wire_bytes,
         "cores": cores,
+        "load_average_at_start": loadavg,
         "ingest_seconds": ingest.as_secs_f64(),
         "uploads_per_second": rate,
         "latency_ms": { "p50": ms(p50), "p99": ms(p99), "max": ms(max) },
@@ -208,7 +239,9 @@ async fn main() -> TestResult {
          `cargo run --release -p zeppelin-service --example load -- --uploads {uploads} --clients {clients}`\n\n\
          Loopback, service and clients in one process on {cores} cores (they share the CPU), \
          SQLite store (WAL, synchronous=FULL, group commit) on a temp directory; preset {}, \
-         seeded uploads of {wire_bytes} bytes, each with an idempotency key.\n\n\
+         seeded uploads of {wire_bytes} bytes, each with an idempotency key; 1-minute load \
+         average at start {loadavg}. Every aggregate is decrypted by the key owner and \
+         compared with the plaintext result.\n\n\
          | uploads | clients | seconds | uploads/s | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|\n\
          | {uploads} | {clients} | {:.2} | {:.0} | {:.2} | {:.2} | {:.2} |\n\n\
          | aggregation | ciphertexts | seconds | ciphertexts/s | check |\n|---|---|---|---|---|\n",

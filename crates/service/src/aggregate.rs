@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Deserialize;
 use tokio::sync::mpsc;
-use zeppelin_seal::{Ciphertext, RelinKeys};
-use zeppelin_server::Evaluator;
+use zeppelin_seal::{Ciphertext, Plaintext};
+use zeppelin_server::{Evaluator, PreparedRelinKeys};
 
 use crate::codec::Codec;
 use crate::error::ServiceError;
@@ -77,7 +77,7 @@ pub(crate) struct Aggregation {
     pub store: Arc<dyn UploadStore>,
     pub codec: Arc<dyn Codec>,
     pub evaluator: Arc<Evaluator>,
-    pub relin: Option<Arc<RelinKeys>>,
+    pub relin: Option<Arc<PreparedRelinKeys>>,
     /// Uploads per chunk.
     pub chunk: usize,
 }
@@ -108,6 +108,12 @@ impl Aggregation {
                     weights: w.len(),
                     count,
                 });
+            }
+        }
+        let t = self.codec.seal().plain_modulus();
+        if let AggregateOp::Dot(w) = &op {
+            if w.iter().all(|&w| reduce_weight(w, t) == 0) {
+                return Err(ServiceError::ZeroWeights);
             }
         }
         if op == AggregateOp::SumOfSquares && self.relin.is_none() {
@@ -157,26 +163,26 @@ impl Aggregation {
             covered += uploads.len() as u64;
             let (codec, eval, op) = (self.codec.clone(), self.evaluator.clone(), op.clone());
             let name = stream.clone();
-            total = Some(
-                tokio::task::spawn_blocking(move || {
-                    combine_chunk(&*codec, &eval, &name, &op, &uploads, total)
-                })
-                .await
-                .map_err(|e| ServiceError::Internal(format!("aggregation task: {e}")))??,
-            );
+            total = tokio::task::spawn_blocking(move || {
+                combine_chunk(&*codec, &eval, &name, &op, &uploads, total)
+            })
+            .await
+            .map_err(|e| ServiceError::Internal(format!("aggregation task: {e}")))??;
         }
         reader
             .await
             .map_err(|e| ServiceError::Internal(format!("reader task: {e}")))?;
-        let total = match total {
-            Some(t) if covered == count => t,
-            _ => {
-                return Err(ServiceError::Internal(format!(
-                    "stream {stream}: read {covered} of {count} uploads"
-                )))
-            }
-        };
-        let ciphertext = finish(&op, total, self.relin.as_deref())?;
+        if covered != count {
+            return Err(ServiceError::Internal(format!(
+                "stream {stream}: read {covered} of {count} uploads"
+            )));
+        }
+        let total = total.ok_or(ServiceError::ZeroWeights)?;
+        let (eval, relin) = (self.evaluator.clone(), self.relin.clone());
+        let ciphertext =
+            tokio::task::spawn_blocking(move || finish(&eval, &op, total, relin.as_deref()))
+                .await
+                .map_err(|e| ServiceError::Internal(format!("aggregation task: {e}")))??;
         Ok(Aggregated { ciphertext, count })
     }
 }
@@ -189,7 +195,7 @@ fn combine_chunk(
     op: &AggregateOp,
     uploads: &[StoredUpload],
     total: Option<Ciphertext>,
-) -> Result<Ciphertext, ServiceError> {
+) -> Result<Option<Ciphertext>, ServiceError> {
     let partial = uploads
         .par_iter()
         .map(|upload| {
@@ -202,43 +208,67 @@ fn combine_chunk(
                 })?;
             term(eval, op, upload.id, ct)
         })
+        .filter_map(Result::transpose)
         .try_reduce_with(|mut a, b| {
             eval.add_assign(&mut a, &b)?;
             Ok(a)
         });
     let partial = match partial {
         Some(p) => p?,
-        None => return total.ok_or_else(|| ServiceError::Internal("empty chunk".into())),
+        None => return Ok(total),
     };
     match total {
         Some(mut t) => {
             eval.add_assign(&mut t, &partial)?;
-            Ok(t)
+            Ok(Some(t))
         }
-        None => Ok(partial),
+        None => Ok(Some(partial)),
     }
 }
 
-/// One upload's term of the aggregate.
+/// A weight reduced into `[0, t)`.
+fn reduce_weight(w: i64, t: u64) -> u64 {
+    // t < 2^63 for every preset, so the conversion is exact.
+    i128::from(w).rem_euclid(i128::from(t)) as u64
+}
+
+/// One upload's term of the aggregate (`None`: a weight of 0 mod t, which adds nothing).
 fn term(
-    _eval: &Evaluator,
+    eval: &Evaluator,
     op: &AggregateOp,
-    _id: u64,
+    id: u64,
     ct: Ciphertext,
-) -> Result<Ciphertext, ServiceError> {
+) -> Result<Option<Ciphertext>, ServiceError> {
     match op {
-        AggregateOp::Sum => Ok(ct),
-        AggregateOp::SumOfSquares | AggregateOp::Dot(_) => {
-            Err(ServiceError::Unsupported(op.name()))
+        AggregateOp::Sum => Ok(Some(ct)),
+        AggregateOp::SumOfSquares => Ok(Some(eval.square(&ct)?)),
+        AggregateOp::Dot(weights) => {
+            let index = usize::try_from(id - 1)
+                .map_err(|_| ServiceError::Internal(format!("upload id {id} out of range")))?;
+            let w = weights
+                .get(index)
+                .copied()
+                .ok_or_else(|| ServiceError::Internal(format!("no weight for upload {id}")))?;
+            let w = reduce_weight(w, eval.context().plain_modulus());
+            if w == 0 {
+                return Ok(None);
+            }
+            // A one-coefficient plaintext: SEAL's scalar fast path of multiply_plain.
+            Ok(Some(eval.multiply_plain(&ct, &Plaintext::new(vec![w]))?))
         }
     }
 }
 
-/// The last step after every term is summed.
+/// The last step after every term is summed: one relinearization for the sum of squares.
 fn finish(
-    _op: &AggregateOp,
+    eval: &Evaluator,
+    op: &AggregateOp,
     total: Ciphertext,
-    _relin: Option<&RelinKeys>,
+    relin: Option<&PreparedRelinKeys>,
 ) -> Result<Ciphertext, ServiceError> {
-    Ok(total)
+    match (op, relin) {
+        (AggregateOp::SumOfSquares, Some(keys)) => Ok(eval.relinearize(&total, keys)?),
+        (AggregateOp::SumOfSquares, None) => Err(ServiceError::NoRelinKeys),
+        _ => Ok(total),
+    }
 }

@@ -8,6 +8,17 @@ use crate::codec::UploadError;
 use crate::names::NameError;
 use crate::store::StoreError;
 
+/// Why key bytes were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum KeysProblem {
+    /// Not a SEAL key object under the server's parameters.
+    #[error(transparent)]
+    Load(#[from] zeppelin_seal::SealError),
+    /// Loaded, but not usable by the evaluator (level, shape, residues).
+    #[error(transparent)]
+    Prepare(#[from] zeppelin_server::EvalError),
+}
+
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -25,7 +36,7 @@ pub enum ServiceError {
         what: &'static str,
         /// Why.
         #[source]
-        source: zeppelin_seal::SealError,
+        source: KeysProblem,
     },
     /// A header that is not valid text.
     #[error("header {name} is not visible ASCII")]
@@ -96,9 +107,9 @@ pub enum ServiceError {
         #[source]
         source: UploadError,
     },
-    /// An op the evaluator of this build does not have yet.
-    #[error("op {0} is not available in this build (the evaluator lacks multiplication)")]
-    Unsupported(&'static str),
+    /// `dot` whose every weight is 0 mod t (the result would be a transparent ciphertext).
+    #[error("dot: every weight is 0 mod t; the result would carry no encryption")]
+    ZeroWeights,
     /// A task of the server failed (a bug: logged).
     #[error("internal error: {0}")]
     Internal(String),
@@ -115,6 +126,7 @@ impl ServiceError {
             | E::BadHeader { .. }
             | E::BadRequest(_)
             | E::WeightCount { .. }
+            | E::ZeroWeights
             | E::Body(_) => StatusCode::BAD_REQUEST,
             E::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             E::NoStream(_) | E::NoRoute { .. } => StatusCode::NOT_FOUND,
@@ -125,7 +137,6 @@ impl ServiceError {
             E::Overloaded { .. } | E::Timeout { .. } | E::Store(StoreError::Closed) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            E::Unsupported(_) => StatusCode::NOT_IMPLEMENTED,
             E::Store(_) | E::Eval(_) | E::StoredUpload { .. } | E::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }

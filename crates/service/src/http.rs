@@ -15,12 +15,11 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tokio::sync::Semaphore;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
-use zeppelin_seal::{GaloisKeys, RelinKeys};
-use zeppelin_server::Evaluator;
+use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
 
 use crate::aggregate::{AggregateOp, Aggregation};
 use crate::codec::Codec;
-use crate::error::ServiceError;
+use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
 use crate::store::{AppendRequest, UploadStore};
 use crate::ServiceConfig;
@@ -41,8 +40,8 @@ pub(crate) struct AppState {
     pub store: Arc<dyn UploadStore>,
     pub codec: Arc<dyn Codec>,
     pub evaluator: Arc<Evaluator>,
-    pub relin: RwLock<Option<Arc<RelinKeys>>>,
-    pub galois: RwLock<Option<Arc<GaloisKeys>>>,
+    pub relin: RwLock<Option<Arc<PreparedRelinKeys>>>,
+    pub galois: RwLock<Option<Arc<PreparedGaloisKeys>>>,
     pub config: ServiceConfig,
     pub in_flight: Arc<Semaphore>,
     pub aggregations: Semaphore,
@@ -258,8 +257,8 @@ async fn put_relin(
     body: Body,
 ) -> Result<Response, ServiceError> {
     let bytes = read_body(&headers, body, state.codec.max_keys_bytes()).await?;
-    let codec = state.codec.clone();
-    let keys = tokio::task::spawn_blocking(move || codec.relin_keys(&bytes))
+    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
+    let keys = tokio::task::spawn_blocking(move || relin_keys(&*codec, &eval, &bytes))
         .await
         .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
         .map_err(|source| ServiceError::Keys {
@@ -280,8 +279,8 @@ async fn put_galois(
     body: Body,
 ) -> Result<Response, ServiceError> {
     let bytes = read_body(&headers, body, state.codec.max_keys_bytes()).await?;
-    let codec = state.codec.clone();
-    let keys = tokio::task::spawn_blocking(move || codec.galois_keys(&bytes))
+    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
+    let keys = tokio::task::spawn_blocking(move || galois_keys(&*codec, &eval, &bytes))
         .await
         .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
         .map_err(|source| ServiceError::Keys {
@@ -294,6 +293,24 @@ async fn put_galois(
         .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(keys));
     tracing::info!("Galois keys replaced");
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// SEAL `RelinKeys` bytes, loaded under the preset and prepared (checked) for the evaluator.
+pub(crate) fn relin_keys(
+    codec: &dyn Codec,
+    eval: &Evaluator,
+    bytes: &[u8],
+) -> Result<PreparedRelinKeys, KeysProblem> {
+    Ok(eval.prepare_relin_keys(&codec.relin_keys(bytes)?)?)
+}
+
+/// SEAL `GaloisKeys` bytes, loaded under the preset and prepared (checked) for the evaluator.
+pub(crate) fn galois_keys(
+    codec: &dyn Codec,
+    eval: &Evaluator,
+    bytes: &[u8],
+) -> Result<PreparedGaloisKeys, KeysProblem> {
+    Ok(eval.prepare_galois_keys(&codec.galois_keys(bytes)?)?)
 }
 
 /// How long the server waits for in-flight requests at shutdown before it stops anyway.

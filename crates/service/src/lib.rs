@@ -117,7 +117,7 @@ pub enum StartError {
         what: &'static str,
         /// Why.
         #[source]
-        source: zeppelin_seal::SealError,
+        source: error::KeysProblem,
     },
     /// The listener failed.
     #[error("listener: {0}")]
@@ -213,21 +213,21 @@ pub async fn start(
     })?;
     let evaluator = Arc::new(Evaluator::new(codec.seal().clone())?);
     let relin = match &keys.relin {
-        Some(b) => Some(Arc::new(codec.relin_keys(b).map_err(|source| {
-            StartError::Keys {
+        Some(b) => Some(Arc::new(http::relin_keys(&*codec, &evaluator, b).map_err(
+            |source| StartError::Keys {
                 what: "relin.seal",
                 source,
-            }
-        })?)),
+            },
+        )?)),
         None => None,
     };
     let galois = match &keys.galois {
-        Some(b) => Some(Arc::new(codec.galois_keys(b).map_err(|source| {
-            StartError::Keys {
+        Some(b) => Some(Arc::new(
+            http::galois_keys(&*codec, &evaluator, b).map_err(|source| StartError::Keys {
                 what: "galois.seal",
                 source,
-            }
-        })?)),
+            })?,
+        )),
         None => None,
     };
     let addr = listener.local_addr()?;

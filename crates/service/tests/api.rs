@@ -243,21 +243,83 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn relin_keys_are_replaced_by_put() -> TestResult {
+async fn sum_of_squares_and_dot_decrypt_to_the_plaintext_results() -> TestResult {
     let f = fixture().await?;
     let device = Device::new(3)?;
-    let keys = device.relin_keys()?;
-    f.client.put_relin_keys(keys).await?;
-    f.client
-        .upload("q", device.encrypt_seeded(&slots(|i| i as u32))?, None)
-        .await?;
-    // With keys, sum_of_squares is no longer refused for their absence.
-    let r = f.client.aggregate("q", &AggregateOp::SumOfSquares).await;
-    if let Err(e) = &r {
-        assert_ne!(e.status().map(|s| s.as_u16()), Some(409), "{e}");
+    let t = P::T as i64;
+    let readings: Vec<Vec<u32>> = (0..7u32)
+        .map(|r| slots(|i| (i as u32 * 13 + r * 101 + 1) % 300))
+        .collect();
+    for v in &readings {
+        f.client
+            .upload("q", device.encrypt_seeded(v)?, None)
+            .await?;
     }
+    // Without relinearization keys sum_of_squares is refused; PUT supplies them.
+    let err = f
+        .client
+        .aggregate("q", &AggregateOp::SumOfSquares)
+        .await
+        .err()
+        .ok_or("no 409")?;
+    assert_eq!(err.status().map(|s| s.as_u16()), Some(409), "{err}");
+    f.client.put_relin_keys(device.relin_keys()?).await?;
+    let sq = f.client.aggregate("q", &AggregateOp::SumOfSquares).await?;
+    assert_eq!(sq.count, readings.len() as u64);
+    let want: Vec<u32> = (0..P::N)
+        .map(|i| (readings.iter().map(|v| (v[i] as i64).pow(2)).sum::<i64>() % t) as u32)
+        .collect();
+    let got = device.decrypt(&sq.ciphertext)?;
+    assert_eq!(got, want);
+    // The same check catches a wrong result: the plain sum is not the sum of squares.
+    let sum = device.decrypt(&f.client.aggregate("q", &AggregateOp::Sum).await?.ciphertext)?;
+    assert_ne!(sum, want);
+
+    // dot: signed weights reduced mod t, a zero weight, one weight per upload.
+    let weights = vec![3i64, -2, 0, 1, 65_537 + 5, -65_537 * 2 - 1, 7];
+    let dot = f
+        .client
+        .aggregate("q", &AggregateOp::Dot(weights.clone()))
+        .await?;
+    let want: Vec<u32> = (0..P::N)
+        .map(|i| {
+            let s: i64 = readings
+                .iter()
+                .zip(&weights)
+                .map(|(v, &w)| w * v[i] as i64)
+                .sum();
+            s.rem_euclid(t) as u32
+        })
+        .collect();
+    assert_eq!(device.decrypt(&dot.ciphertext)?, want);
+    let err = f
+        .client
+        .aggregate("q", &AggregateOp::Dot(vec![0, 65_537, 0, 0, 0, 0, -65_537]))
+        .await
+        .err()
+        .ok_or("zero weights accepted")?;
+    assert_eq!(err.status().map(|s| s.as_u16()), Some(400), "{err}");
     f.service.shutdown().await?;
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_keys_are_checked() -> TestResult {
+    let device = Device::new(4)?;
+    let dir = tempfile::tempdir()?;
+    let store = Arc::new(SqliteStore::open(dir.path())?);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let keys = StartKeys {
+        relin: Some(device.encrypt_seeded(&slots(|i| i as u32))?),
+        galois: None,
+    };
+    match start(listener, store, ServiceConfig::new(Preset::Seal4096), keys).await {
+        Err(zeppelin_service::StartError::Keys {
+            what: "relin.seal", ..
+        }) => Ok(()),
+        Err(e) => Err(format!("wrong error: {e}").into()),
+        Ok(_) => Err("started with a ciphertext as relin keys".into()),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

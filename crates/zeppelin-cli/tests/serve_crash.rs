@@ -305,11 +305,9 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
     })?;
     let expected: HashMap<&str, usize> = all.iter().map(|(k, b)| (k.as_str(), *b)).collect();
     let mut seen = HashSet::new();
-    let mut next = 1i64;
-    for row in rows {
+    for (next, row) in (1i64..).zip(rows) {
         let (seq, key, body) = row?;
         assert_eq!(seq, next, "ids not dense");
-        next += 1;
         assert!(seen.insert(key.clone()), "key {key} stored twice");
         let b = expected
             .get(key.as_str())

@@ -387,8 +387,7 @@ impl UploadStore for SqliteStore {
                 |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)),
             )?;
             let mut out = Vec::new();
-            let mut expected = after + 1;
-            for row in rows {
+            for (expected, row) in (after + 1..).zip(rows) {
                 let (seq, body) = row?;
                 let id = as_count(seq)?;
                 if id != expected {
@@ -396,7 +395,6 @@ impl UploadStore for SqliteStore {
                         "stream {name}: upload {expected} is missing (next stored id {id})"
                     )));
                 }
-                expected += 1;
                 out.push(StoredUpload {
                     id,
                     body: Bytes::from(body),
