@@ -271,3 +271,36 @@ fn server_flag_uploads_to_a_running_zeppelin_serve() {
     stop(child);
     assert_eq!(names(run_dir.path()), Vec::<String>::new());
 }
+
+#[test]
+fn sigint_while_uploading_removes_the_private_directory() {
+    let tmp = scratch();
+    let mut child = Command::new(bin())
+        .args(["demo", "--devices", "2048"])
+        .env("TMPDIR", tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the in-process store exists (keys made, service started), at most 60 s.
+    let started = std::time::Instant::now();
+    let store_exists = || {
+        names(tmp.path())
+            .iter()
+            .any(|d| tmp.path().join(d).join("data").exists())
+    };
+    while !store_exists() {
+        assert!(child.try_wait().unwrap().is_none(), "demo ended early");
+        assert!(started.elapsed().as_secs() < 60, "no store after 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(names(tmp.path()), Vec::<String>::new());
+}

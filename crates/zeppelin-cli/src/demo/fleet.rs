@@ -386,7 +386,7 @@ pub fn run<P: SealPreset>(a: &DemoArgs, private: &Path) -> CliResult<()> {
         "device encrypt (encode + seeded, all)",
         encrypt_wall,
         format!(
-            "median {:.2} ms per device, on {} threads",
+            "median {:.2} ms per device (encode + encrypt), on {} threads with the readings' generation",
             ms(median(&mut per_device)),
             rayon::current_num_threads()
         ),
