@@ -285,7 +285,7 @@ pub enum CliError {
     },
     /// `zeppelin demo` failed.
     #[error(transparent)]
-    Demo(Box<crate::demo::DemoError>),
+    Demo(Box<crate::demo_error::DemoError>),
     /// `zeppelin evalmult` failed.
     #[error(transparent)]
     Evalmult(#[from] EvalmultError),
@@ -316,6 +316,12 @@ pub enum CliError {
     /// The async runtime could not be started.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
+}
+
+impl From<crate::demo_error::DemoError> for CliError {
+    fn from(e: crate::demo_error::DemoError) -> Self {
+        CliError::Demo(Box::new(e))
+    }
 }
 
 impl CliError {

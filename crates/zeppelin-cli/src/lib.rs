@@ -19,6 +19,7 @@ pub mod cleanup;
 pub mod console;
 pub mod decrypt;
 pub mod demo;
+pub mod demo_error;
 pub mod demo_local;
 pub mod encrypt;
 pub mod error;

@@ -14,15 +14,15 @@ use zeppelin::{
     Bfv, Ciphertext as DeviceCiphertext, Params, Plaintext, SeededCiphertext, Workspace,
 };
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
-use zeppelin_seal::SealError;
 use zeppelin_service::client::{Client, ClientError};
 use zeppelin_service::store::SqliteStore;
 use zeppelin_service::{AggregateOp, ServiceConfig, StartKeys};
 use zeroize::Zeroizing;
 
 use super::readings::{device_offsets, hour_of, QUANTITIES};
-use super::stats::{centred, frac_bits, step_error, SlotStats, TooManyDevices};
+use super::stats::{centred, frac_bits, step_error, SlotStats};
 use super::{plot, DemoArgs};
+use crate::demo_error::DemoError;
 use crate::error::{CliError, CliResult, Operation};
 use crate::input::read_seal;
 use crate::keydir::{KeyDir, RELIN};
@@ -35,83 +35,6 @@ use crate::preset::zero_slots;
 const SAMPLES_PER_QUANTITY: usize = 4;
 /// Cap of `relin.seal` read back for the service (SEAL's relin keys at n = 8192 are 7.3 MB).
 const RELIN_CAP: usize = 64 << 20;
-
-/// What can go wrong in the fleet demo beyond the CLI's common errors.
-#[derive(Debug, thiserror::Error)]
-pub enum DemoError {
-    /// The fleet does not fit the plaintext modulus.
-    #[error(transparent)]
-    TooManyDevices(#[from] TooManyDevices),
-    /// `--concurrency 0`.
-    #[error("--concurrency must be at least 1")]
-    NoConcurrency,
-    /// The async runtime could not start.
-    #[error("cannot start the async runtime: {0}")]
-    Runtime(#[source] std::io::Error),
-    /// The in-process service did not start or stop.
-    #[error("in-process service: {0}")]
-    Service(#[from] zeppelin_service::StartError),
-    /// The in-process service's store could not be opened.
-    #[error("in-process store: {0}")]
-    Store(#[from] zeppelin_service::store::StoreError),
-    /// An HTTP exchange with the service failed.
-    #[error("{what}: {source}")]
-    Http {
-        /// The exchange.
-        what: String,
-        /// Why.
-        #[source]
-        source: ClientError,
-    },
-    /// The service runs another preset.
-    #[error(
-        "the server at {url} runs preset {found}, the demo {expected} (pass --preset {found})"
-    )]
-    ServerPreset {
-        /// The server.
-        url: String,
-        /// Its preset.
-        found: String,
-        /// The demo's.
-        expected: &'static str,
-    },
-    /// An aggregate covers another number of uploads than were made.
-    #[error("{op} covers {found} uploads, {expected} were made")]
-    Count {
-        /// The aggregation.
-        op: &'static str,
-        /// The count the service reported.
-        found: u64,
-        /// The uploads made.
-        expected: usize,
-    },
-    /// The service's result is not a ciphertext the key owner can decrypt.
-    #[error("{op} result: {source}")]
-    Result {
-        /// The aggregation.
-        op: &'static str,
-        /// Why.
-        #[source]
-        source: SealError,
-    },
-    /// Slots whose decrypted statistics are outside the quantisation bound.
-    #[error("{slots} of {total} slots outside the quantisation error bound")]
-    OutOfBounds {
-        /// How many.
-        slots: usize,
-        /// Of how many.
-        total: usize,
-    },
-    /// `--plot` failed.
-    #[error(transparent)]
-    Plot(#[from] plot::PlotError),
-}
-
-impl From<DemoError> for CliError {
-    fn from(e: DemoError) -> Self {
-        CliError::Demo(Box::new(e))
-    }
-}
 
 /// Checks the arguments before anything is made.
 pub fn check_arguments(a: &DemoArgs) -> CliResult<()> {

@@ -28,7 +28,7 @@ use crate::error::{CliError, CliResult};
 use crate::output::{check_file_destination, IoAction};
 use crate::preset::{PresetFn, PresetId};
 
-pub use fleet::DemoError;
+pub use crate::demo_error::DemoError;
 
 /// The presets the service runs (those whose SEAL parameters are the device's own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

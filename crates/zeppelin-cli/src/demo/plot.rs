@@ -14,7 +14,8 @@ use zeppelin::Params;
 
 use super::readings::{hour_of, QUANTITIES};
 use super::stats::SlotStats;
-use crate::output::{write_file, OutputError, Secrecy};
+pub use crate::demo_error::PlotError;
+use crate::output::{write_file, Secrecy};
 
 /// Where a sans-serif TrueType font is looked for when `$ZEPPELIN_PLOT_FONT` is not set.
 const FONT_PATHS: &[&str] = &[
@@ -31,32 +32,6 @@ const FONT_CAP: u64 = 32 << 20;
 const FAMILY: &str = "sans-serif";
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 800;
-
-/// Why the plot was not written.
-#[derive(Debug, thiserror::Error)]
-pub enum PlotError {
-    /// No font file.
-    #[error("--plot needs a TrueType font: none at {tried} (install fonts-dejavu-core, or set ZEPPELIN_PLOT_FONT=FILE.ttf)")]
-    NoFont {
-        /// The paths tried.
-        tried: String,
-    },
-    /// The font file is not a font plotters can use.
-    #[error("--plot: {} is not a usable TrueType font", path.display())]
-    BadFont {
-        /// The file.
-        path: PathBuf,
-    },
-    /// Drawing failed.
-    #[error("--plot: drawing failed: {0}")]
-    Draw(String),
-    /// PNG encoding failed.
-    #[error("--plot: PNG encoding failed: {0}")]
-    Encode(#[from] image::ImageError),
-    /// Writing failed (nothing visible changed).
-    #[error(transparent)]
-    Output(#[from] OutputError),
-}
 
 static FONT: OnceLock<Result<(), String>> = OnceLock::new();
 

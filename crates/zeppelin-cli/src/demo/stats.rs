@@ -14,24 +14,10 @@
 //!   inequality in the RMS norm) gives a bound the key owner computes from the decrypted
 //!   `σ_q` alone: `2h(σ_q + h) + h²`.
 
-use thiserror::Error;
+pub use crate::demo_error::TooManyDevices;
 
 /// The largest `f` tried (far beyond what `t = 65537` allows for two devices).
 const MAX_FRAC_BITS: u32 = 24;
-
-/// The fleet does not fit the plaintext modulus even at one unit per step.
-#[derive(Debug, Error, PartialEq, Eq)]
-#[error("--devices {devices}: the sum of squares of {devices} {quantity} readings would exceed (t-1)/2 = {half} even at integer resolution; at most {max} devices")]
-pub struct TooManyDevices {
-    /// The number asked for.
-    pub devices: usize,
-    /// The quantity that does not fit.
-    pub quantity: &'static str,
-    /// `(t−1)/2`.
-    pub half: u32,
-    /// The most devices that fit.
-    pub max: usize,
-}
 
 /// The largest quantised magnitude of a reading in `±range` at `f` fractional bits
 /// (`FixedPoint` rounds half away from zero).
