@@ -1,5 +1,7 @@
 //! `zeppelin`: the device client, the SEAL bridge and trusted-side SEAL keys on the command
-//! line. The contract (files, exit codes, output) is documented in `docs/cli.md`.
+//! line, the Rust evaluator on SEAL files (`eval`), the aggregation service (`serve`) and the
+//! fleet demo (`demo`). The contract (files, exit codes, output) is documented in
+//! `docs/cli.md`.
 //!
 //! Exit status 0 on success; 1 with one line `zeppelin: error: ...` on stderr when an input is
 //! bad or an operation fails (and, without the line, when a reader closed stdout); 2 for a
