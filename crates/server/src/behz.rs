@@ -12,9 +12,10 @@
 //!    `[0, k·q)`, taken mod every prime of `Bsk` and mod `m̃`.
 //! 2. `sm_mrq`: `r = [−v·q^-1]_{m̃}` centred in `[−m̃/2, m̃/2)`, and `x' = (v + q·r)/m̃`, an
 //!    integer `≡ x (mod q)` in `(−q/2, q/2 + k·q/m̃)`, taken mod every prime of `Bsk`.
-//! 3.–5. The tensor `T` of the lifted polynomials in `Z[X]/(X^n+1)` (its residues mod `q` are
-//!    those of the tensor of the inputs, as `x' ≡ x`): exact residues in both bases, by NTT.
-//! 6.–7. `fast_floor`: with `F = Σ_i [t·T_i·(q/q_i)^-1]_{q_i}·(q/q_i)` (`t·T mod q` plus
+//! 3. to 5. The tensor `T` of the lifted polynomials in `Z[X]/(X^n+1)` (its residues mod `q`
+//!    are those of the tensor of the inputs, as `x' ≡ x`): exact residues in both bases, by
+//!    NTT.
+//! 6. and 7. `fast_floor`: with `F = Σ_i [t·T_i·(q/q_i)^-1]_{q_i}·(q/q_i)` (`t·T mod q` plus
 //!    `q·e`, `0 ≤ e < k`), `y = (t·T − F)/q`, an integer, mod every prime of `Bsk`.
 //! 8. `fastbconv_sk` (Shenoy–Kumaresan): with `ỹ = y mod B` and `ỹ + B·e` its fast conversion
 //!    (`0 ≤ e < |B|`, the number of primes of `B`), SEAL's correction is
