@@ -19,6 +19,7 @@
 //! ```
 
 mod batch;
+mod bconv;
 pub mod behz;
 pub mod error;
 pub mod evaluator;
