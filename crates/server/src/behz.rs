@@ -35,9 +35,10 @@
 //! # Arithmetic
 //!
 //! Residues are `u32` (every prime `< 2^30`); the transforms are the ring's backend NTTs and
-//! every base conversion is one [`zeppelin_ring::RnsKernels::base_convert`] per target prime (a weighted sum
-//! of rows, accumulated unreduced in 64-bit lanes), with every constant of a step folded into
-//! its weights (`t` into the floor, `m̃^-1` into the lift, `B^-1` into `α`).
+//! every base conversion is one [`zeppelin_ring::RnsKernels::base_convert`] per target prime
+//! (a weighted sum of rows, accumulated unreduced in 64-bit lanes), with every constant of a
+//! step folded into its weights (`t` into the floor, `m̃^-1` into the lift, `B^-1` into `α`).
+//! The tables and passes live in the private module `bconv`.
 
 use rayon::prelude::*;
 use zeppelin_seal::Ciphertext;
