@@ -108,6 +108,22 @@ pub enum EvalError {
         /// The operation.
         operation: &'static str,
     },
+    /// Too few NTT-friendly primes below 2^30 for the multiplication's auxiliary base.
+    #[error("degree {n}: {needed} auxiliary primes needed for multiplication, {found} found")]
+    AuxiliaryPrimes {
+        /// The ring degree.
+        n: usize,
+        /// Primes needed.
+        needed: usize,
+        /// Primes found.
+        found: usize,
+    },
+    /// A base-conversion constant that is not invertible modulo one of the primes.
+    #[error("a multiplication constant is not invertible modulo {modulus}")]
+    NotInvertible {
+        /// The modulus.
+        modulus: u32,
+    },
 }
 
 /// What is wrong with a plaintext operand.

@@ -17,6 +17,8 @@ use crate::tables::{LevelTables, Tables};
 pub struct Evaluator {
     pub(crate) ctx: Arc<SealContext>,
     pub(crate) tables: Tables,
+    /// The multiplication's per-level tables (see [`crate::behz`]).
+    pub(crate) behz: crate::bconv::BehzCache,
 }
 
 // One evaluator serves every thread.
@@ -34,7 +36,8 @@ impl Evaluator {
         let tables = Tables::new(&ctx)?;
         // Build the key level's NTT tables now rather than on the first operation.
         ctx.level_ntt(ctx.key_level())?;
-        Ok(Self { ctx, tables })
+        let behz = crate::bconv::BehzCache::new(&ctx);
+        Ok(Self { ctx, tables, behz })
     }
 
     /// The key level's NTT tables (every prime, the special prime last), cached by the
@@ -119,7 +122,7 @@ impl Evaluator {
     }
 
     /// The common level of two operands.
-    fn same_level(
+    pub(crate) fn same_level(
         &self,
         a: &Ciphertext,
         b: &Ciphertext,

@@ -43,6 +43,8 @@
 //! ```
 
 mod batch;
+mod bconv;
+pub mod behz;
 pub mod error;
 pub mod evaluator;
 mod galois;

@@ -158,6 +158,61 @@ fn check_pointwise<B: Backend>(b: B) {
 
 // ----- RnsKernels ---------------------------------------------------------------------------
 
+/// `base_convert` equals the sum computed in 128 bits, for row counts around the lazy groups
+/// (0, 1, 15, 16, 17, 40), every tail shape, entries up to `2^30 − 1` (above the modulus
+/// too) and extreme weights; and equals Portable lane for lane.
+fn check_base_convert<B: Backend>(b: B) {
+    let mut rng = StdRng::seed_from_u64(11);
+    for &p in &[1_073_692_673u32, 1_061_093_377, 134_176_769, 65_537, 3] {
+        let m = Modulus::new(p).unwrap();
+        for count in [0usize, 1, 3, 15, 16, 17, 40] {
+            for len in [0usize, 1, 7, 15, 16, 17, 33, 1000] {
+                let extreme = count % 2 == 1;
+                let rows: Vec<Vec<u32>> = (0..count)
+                    .map(|_| {
+                        if extreme {
+                            vec![(1 << 30) - 1; len]
+                        } else {
+                            random_below(&mut rng, 1 << 30, len)
+                        }
+                    })
+                    .collect();
+                let plain: Vec<u32> = (0..count)
+                    .map(|_| if extreme { p - 1 } else { rng.gen_range(0..p) })
+                    .collect();
+                let weights: Vec<Mont> = plain.iter().map(|&w| m.mont(w)).collect();
+                let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+                let mut out = vec![u32::MAX; len];
+                b.base_convert(&m, &refs, &weights, &mut out).unwrap();
+                let mut reference = vec![0; len];
+                Portable
+                    .base_convert(&m, &refs, &weights, &mut reference)
+                    .unwrap();
+                assert_eq!(out, reference, "{} p={p} count={count} len={len}", b.name());
+                for (j, &o) in out.iter().enumerate() {
+                    let want: u128 = rows
+                        .iter()
+                        .zip(&plain)
+                        .map(|(row, &w)| u128::from(row[j]) * u128::from(w))
+                        .sum::<u128>()
+                        % u128::from(p);
+                    assert_eq!(
+                        u128::from(o),
+                        want,
+                        "{} p={p} count={count} j={j}",
+                        b.name()
+                    );
+                }
+            }
+        }
+        // Shapes: a weight missing, a row shorter than the output.
+        let row = [1u32; 8];
+        let w = [m.mont(1)];
+        assert!(b.base_convert(&m, &[&row, &row], &w, &mut [0; 8]).is_err());
+        assert!(b.base_convert(&m, &[&row[..7]], &w, &mut [0; 8]).is_err());
+    }
+}
+
 /// `lift_centered` equals the centred lift computed on `i64`, at every tail shape.
 fn check_lift_centered<B: Backend>(b: B) {
     let mut rng = StdRng::seed_from_u64(3);
@@ -659,6 +714,10 @@ macro_rules! backend_suite {
             #[test]
             fn lift_centered_matches_definition() {
                 backend().map(check_lift_centered);
+            }
+            #[test]
+            fn base_convert_matches_wide_sums() {
+                backend().map(check_base_convert);
             }
             #[test]
             fn key_switch_matches_big_integers() {

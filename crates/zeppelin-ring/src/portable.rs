@@ -137,6 +137,18 @@ fn pointwise_with(
 }
 
 impl RnsKernels for Portable {
+    fn base_convert(
+        &self,
+        modulus: &Modulus,
+        rows: &[&[u32]],
+        weights: &[Mont],
+        out: &mut [u32],
+    ) -> Result<(), RingError> {
+        crate::rns::check_base_convert(rows, weights, out)?;
+        base_convert(modulus, rows, weights, out, 0);
+        Ok(())
+    }
+
     fn lift_centered(
         &self,
         src: &[u32],
@@ -200,6 +212,32 @@ impl RnsKernels for Portable {
 }
 
 /// The portable key switch, after [`check_key_switch`]: `streams = [digits, key_a, key_b]`;
+/// [`RnsKernels::base_convert`] for the outputs from `start` on (shapes already checked): the
+/// reference, and the tail of the vector kernels. The same grouping of the lazy sums as they
+/// use (16 products per reduction).
+pub(crate) fn base_convert(
+    m: &Modulus,
+    rows: &[&[u32]],
+    weights: &[Mont],
+    out: &mut [u32],
+    start: usize,
+) {
+    for (j, o) in out.iter_mut().enumerate().skip(start) {
+        let mut acc = 0;
+        for (group, group_weights) in rows
+            .chunks(MAX_LAZY_TERMS)
+            .zip(weights.chunks(MAX_LAZY_TERMS))
+        {
+            let mut sum = 0u64;
+            for (row, w) in group.iter().zip(group_weights) {
+                sum = sum.wrapping_add(u64::from(row[j]) * u64::from(w.get()));
+            }
+            acc = m.add(acc, m.from_mont(m.reduce_u64(sum)));
+        }
+        *o = acc;
+    }
+}
+
 /// `inputs = [add_a, add_b, -, -]`, or `[x0, x1, y0, y1]` with `TENSOR`. The same chunking
 /// of the lazy sums as the SIMD kernels (the tensor's two products take two digits' room),
 /// which also run it on the outputs their vectors do not cover.

@@ -1,14 +1,16 @@
 //! Kernels for RNS servers (OpenFHE-style BV key switching): the [`RnsKernels`] trait and
 //! the shape checks every implementation shares.
 //!
-//! [`RnsKernels`] has three operations:
+//! [`RnsKernels`] has four operations:
 //!
 //! - [`RnsKernels::lift_centered`]: a residue mod `p` to its centred representative mod `q`
 //!   (the CRT decomposition step);
 //! - [`RnsKernels::key_switch_block`]: a multiply-accumulate over many digits with 64-bit
 //!   lazy accumulation and one reduction per output;
 //! - [`RnsKernels::tensor_key_switch_block`]: the same with the ciphertext tensor joined to
-//!   the sums.
+//!   the sums;
+//! - [`RnsKernels::base_convert`]: a sum of rows with one constant weight per row, the
+//!   matrix-vector product of RNS base conversions (BEHZ, HPS).
 //!
 //! The trait has no default methods. [`crate::Portable`] is the reference implementation
 //! (plain Rust, every target); the SIMD backends compute exactly its results, lane for lane,
@@ -19,7 +21,7 @@
 //! on a residue.
 
 use crate::error::RingError;
-use crate::modulus::Modulus;
+use crate::modulus::{Modulus, Mont};
 use crate::ntt::NttBackend;
 
 /// Products `< 2^60` accumulated before a reduction: 16 of them stay below 2^64.
@@ -102,6 +104,46 @@ pub trait RnsKernels: NttBackend {
         out_a: &mut [u32],
         out_b: &mut [u32],
     ) -> Result<(), RingError>;
+
+    /// A base conversion's sum, one constant weight per row:
+    ///
+    /// ```text
+    /// out[j] = Σ_i rows[i][j] · weights[i] · 2^-32  mod p      (j < out.len())
+    /// ```
+    ///
+    /// With the weights in Montgomery form (`w·2^32 mod p`, from [`Modulus::mont`]) this is
+    /// the plain `Σ_i rows[i][j]·w_i mod p`. Row entries need not be below `p`: defined (and
+    /// equal across backends) for entries `< 2^30`, whose products (`< 2^60`) are
+    /// accumulated unreduced in 64 bits, 16 at a time, each group reduced once; outputs are
+    /// in `[0, p)`. No rows give zeros.
+    ///
+    /// Errors: `rows` and `weights` of different lengths, or a row shorter than `out`.
+    fn base_convert(
+        &self,
+        modulus: &Modulus,
+        rows: &[&[u32]],
+        weights: &[Mont],
+        out: &mut [u32],
+    ) -> Result<(), RingError>;
+}
+
+/// Checks the shapes of [`RnsKernels::base_convert`]: one weight per row, every row at least
+/// as long as `out`.
+pub(crate) fn check_base_convert(
+    rows: &[&[u32]],
+    weights: &[Mont],
+    out: &[u32],
+) -> Result<(), RingError> {
+    RingError::check_len(rows.len(), weights.len())?;
+    for row in rows {
+        if row.len() < out.len() {
+            return Err(RingError::LengthMismatch {
+                expected: out.len(),
+                found: row.len(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Checks the shapes of a key switch: `extra` and `out_b` as long as `out_a`, a `stride` of

@@ -149,6 +149,17 @@ impl NttBackend for Mve {
 /// Helium has no RNS kernels of its own (they serve RNS servers, not the device): every
 /// operation is [`Portable`]'s, so that [`crate::DefaultBackend`] offers them on every target.
 impl RnsKernels for Mve {
+    fn base_convert(
+        &self,
+        modulus: &Modulus,
+        rows: &[&[u32]],
+        weights: &[Mont],
+        out: &mut [u32],
+    ) -> Result<(), RingError> {
+        // No Helium kernel: the portable loop (see the impl).
+        Portable.base_convert(modulus, rows, weights, out)
+    }
+
     fn lift_centered(
         &self,
         src: &[u32],

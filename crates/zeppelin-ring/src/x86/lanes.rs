@@ -652,6 +652,52 @@ pub(crate) unsafe fn key_switch<L: Lanes, const TENSOR: bool>(
     len
 }
 
+/// [`crate::RnsKernels::base_convert`] on the whole vectors of `out` (the same groups of 16
+/// lazy products as the portable loop); returns how many outputs it handled.
+///
+/// # Safety
+/// Every row holds at least `out.len()` entries and `weights` one per row (the shapes
+/// [`crate::rns::check_base_convert`] checks).
+#[inline(always)]
+pub(crate) unsafe fn base_convert<L: Lanes>(
+    l: L,
+    m: &Modulus,
+    rows: &[&[u32]],
+    weights: &[crate::Mont],
+    out: &mut [u32],
+) -> usize {
+    let c = consts(l, m);
+    let zero = l.zero();
+    let mu = l.splat64((1u64 << 32) / u64::from(m.value()));
+    let q64 = l.splat64(u64::from(m.value()));
+    let len = out.len() - out.len() % L::WIDTH;
+    for j in (0..len).step_by(L::WIDTH) {
+        let mut acc = zero;
+        for (group, group_weights) in rows
+            .chunks(MAX_LAZY_TERMS)
+            .zip(weights.chunks(MAX_LAZY_TERMS))
+        {
+            let (mut even, mut odd) = (zero, zero);
+            for (row, w) in group.iter().zip(group_weights) {
+                // SAFETY: j + WIDTH <= len <= row.len() (the contract).
+                let x = unsafe { l.load(row.as_ptr().add(j)) };
+                // The weight in both halves of every 64-bit lane: mul_even reads the low one.
+                let w = l.splat(w.get());
+                even = l.add64(even, l.mul_even(x, w));
+                odd = l.add64(odd, l.mul_even(l.shr64(x), w));
+            }
+            let sum = l.blend_odd(
+                reduce_sum(l, even, &c, q64, mu),
+                l.shl64(reduce_sum(l, odd, &c, q64, mu)),
+            );
+            acc = reduce_once(l, l.add32(acc, sum), c.q);
+        }
+        // SAFETY: j + WIDTH <= len <= out.len().
+        unsafe { l.store(out.as_mut_ptr().add(j), acc) };
+    }
+    len
+}
+
 /// The outputs of a key switch from `done` on, by the portable kernel (shapes already
 /// checked): what the vectors did not cover.
 #[expect(
@@ -863,6 +909,20 @@ macro_rules! simd_backend {
             }
 
             /// # Safety
+            /// [`super::lanes::base_convert`]'s contract.
+            #[target_feature(enable = $feature)]
+            unsafe fn base_convert_kernel(
+                self,
+                m: &$crate::Modulus,
+                rows: &[&[u32]],
+                weights: &[$crate::Mont],
+                out: &mut [u32],
+            ) -> usize {
+                // SAFETY: the caller's contract.
+                unsafe { super::lanes::base_convert(self, m, rows, weights, out) }
+            }
+
+            /// # Safety
             /// [`super::lanes::key_switch`]'s contract.
             #[expect(
                 clippy::too_many_arguments,
@@ -1005,6 +1065,20 @@ macro_rules! simd_backend {
         }
 
         impl $crate::RnsKernels for $T {
+            fn base_convert(
+                &self,
+                modulus: &$crate::Modulus,
+                rows: &[&[u32]],
+                weights: &[$crate::Mont],
+                out: &mut [u32],
+            ) -> Result<(), $crate::RingError> {
+                $crate::rns::check_base_convert(rows, weights, out)?;
+                // SAFETY: `self` proves the instruction set; the shapes are checked.
+                let done = unsafe { self.base_convert_kernel(modulus, rows, weights, out) };
+                $crate::portable::base_convert(modulus, rows, weights, out, done);
+                Ok(())
+            }
+
             fn lift_centered(
                 &self,
                 src: &[u32],

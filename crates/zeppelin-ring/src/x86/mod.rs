@@ -174,6 +174,16 @@ impl NttBackend for Auto {
 }
 
 impl RnsKernels for Auto {
+    fn base_convert(
+        &self,
+        modulus: &Modulus,
+        rows: &[&[u32]],
+        weights: &[Mont],
+        out: &mut [u32],
+    ) -> Result<(), RingError> {
+        dispatch!(self, b => b.base_convert(modulus, rows, weights, out))
+    }
+
     fn lift_centered(
         &self,
         src: &[u32],
