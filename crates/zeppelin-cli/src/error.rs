@@ -245,6 +245,30 @@ pub enum CliError {
     /// `zeppelin rblwe` failed.
     #[error(transparent)]
     Rblwe(#[from] RblweError),
+    /// `zeppelin serve` with a preset the service does not run.
+    #[error("zeppelin serve runs presets seal4096 and seal8192; the key directory's is {preset}")]
+    PresetNotServed {
+        /// The key directory's preset.
+        preset: &'static str,
+    },
+    /// The service's store could not be opened or closed.
+    #[error(transparent)]
+    Store(#[from] zeppelin_service::store::StoreError),
+    /// The service did not start or stop cleanly.
+    #[error(transparent)]
+    Service(#[from] zeppelin_service::StartError),
+    /// The listening address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The async runtime could not be started.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
 }
 
 impl CliError {

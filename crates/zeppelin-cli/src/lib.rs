@@ -29,6 +29,7 @@ pub mod keys;
 pub mod output;
 pub mod preset;
 pub mod rblwe;
+pub mod serve;
 pub mod slots;
 
 use std::process::ExitCode;
@@ -68,6 +69,8 @@ enum Command {
     Rblwe(rblwe::RblweArgs),
     /// Median timings of the device operations on this host (set beside SEAL, fhe.rs and tfhe-ntt by scripts/peer_bench.sh).
     Bench(bench::BenchArgs),
+    /// Run the aggregation service over HTTP (docs/server.md) on a durable store in DIR.
+    Serve(serve::ServeArgs),
 }
 
 /// Parses the command line, runs the subcommand and returns the process's exit status
@@ -103,6 +106,7 @@ pub fn run() -> ExitCode {
         Command::Evalmult(a) => evalmult::run(a).map_err(CliError::from),
         Command::Rblwe(a) => rblwe::run(a).map_err(CliError::from),
         Command::Bench(a) => bench::run(&a),
+        Command::Serve(a) => serve::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,317 @@
+//! The HTTP layer: routes, handlers and the limits around them (docs/server.md is the
+//! contract).
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::Router;
+use bytes::Bytes;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use tokio::sync::Semaphore;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
+
+use crate::aggregate::{AggregateOp, Aggregation};
+use crate::codec::Codec;
+use crate::error::{KeysProblem, ServiceError};
+use crate::names::{IdempotencyKey, StreamName};
+use crate::store::{AppendRequest, UploadStore};
+use crate::ServiceConfig;
+
+/// The request header that makes a retried upload count once.
+pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+/// The response header of an upload: `true` when the key was already stored (nothing new).
+pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+/// The response header of an aggregation: the number of uploads it covers.
+pub const COUNT: HeaderName = HeaderName::from_static("zeppelin-count");
+/// The response header of an aggregation: the server's preset.
+pub const PRESET: HeaderName = HeaderName::from_static("zeppelin-preset");
+
+/// The largest aggregation request body (weights of a full stream fit: 21 bytes each).
+const MAX_AGGREGATE_BODY: usize = 32 << 20;
+
+pub(crate) struct AppState {
+    pub store: Arc<dyn UploadStore>,
+    pub codec: Arc<dyn Codec>,
+    pub evaluator: Arc<Evaluator>,
+    pub relin: RwLock<Option<Arc<PreparedRelinKeys>>>,
+    pub galois: RwLock<Option<Arc<PreparedGaloisKeys>>>,
+    pub config: ServiceConfig,
+    pub in_flight: Arc<Semaphore>,
+    pub aggregations: Semaphore,
+}
+
+type Shared = Arc<AppState>;
+
+pub(crate) fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/streams", get(list_streams))
+        .route("/v1/streams/{stream}", get(stream_status))
+        .route("/v1/streams/{stream}/ciphertexts", post(upload))
+        .route("/v1/streams/{stream}/aggregate", post(aggregate))
+        .route("/v1/keys/relin", put(put_relin))
+        .route("/v1/keys/galois", put(put_galois))
+        .fallback(no_route)
+        .layer(middleware::from_fn_with_state(state.clone(), limits))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(tracing::Level::INFO))
+                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+        )
+        .with_state(state)
+}
+
+/// Refuses a request beyond the in-flight limit (503) and bounds each request's time (503).
+async fn limits(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
+        return ServiceError::Overloaded {
+            limit: state.config.max_in_flight,
+        }
+        .into_response();
+    };
+    let limit = if request.uri().path().ends_with("/aggregate") {
+        state.config.aggregate_timeout
+    } else {
+        state.config.request_timeout
+    };
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ServiceError::Timeout {
+            seconds: limit.as_secs(),
+        }
+        .into_response(),
+    }
+}
+
+async fn no_route(method: Method, uri: Uri) -> ServiceError {
+    ServiceError::NoRoute {
+        method: method.to_string(),
+        path: uri.path().chars().take(200).collect(),
+    }
+}
+
+/// The body, at most `limit` bytes (413 beyond, from the announced length or while reading).
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ServiceError> {
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > limit as u64) {
+        return Err(ServiceError::TooLarge { limit });
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(ServiceError::TooLarge { limit })
+        }
+        Err(e) => Err(ServiceError::Body(e.to_string())),
+    }
+}
+
+fn json(status: StatusCode, value: serde_json::Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+async fn health(State(state): State<Shared>) -> Response {
+    json(
+        StatusCode::OK,
+        serde_json::json!({ "status": "ok", "preset": state.codec.preset_name() }),
+    )
+}
+
+async fn list_streams(State(state): State<Shared>) -> Result<Response, ServiceError> {
+    let streams = state.store.list_streams().await?;
+    let list: Vec<_> = streams
+        .iter()
+        .map(|s| serde_json::json!({ "name": s.name.as_str(), "count": s.count }))
+        .collect();
+    Ok(json(
+        StatusCode::OK,
+        serde_json::json!({ "streams": list, "preset": state.codec.preset_name() }),
+    ))
+}
+
+async fn stream_status(
+    State(state): State<Shared>,
+    Path(stream): Path<String>,
+) -> Result<Response, ServiceError> {
+    let name = StreamName::new(&stream)?;
+    let info = state
+        .store
+        .stream_info(&name)
+        .await?
+        .ok_or_else(|| ServiceError::NoStream(name.to_string()))?;
+    Ok(json(
+        StatusCode::OK,
+        serde_json::json!({ "count": info.count, "preset": state.codec.preset_name() }),
+    ))
+}
+
+async fn upload(
+    State(state): State<Shared>,
+    Path(stream): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ServiceError> {
+    let name = StreamName::new(&stream)?;
+    let key = match headers.get(IDEMPOTENCY_KEY) {
+        Some(v) => {
+            let text = v.to_str().map_err(|_| ServiceError::BadHeader {
+                name: "Idempotency-Key",
+            })?;
+            Some(IdempotencyKey::new(text)?)
+        }
+        None => None,
+    };
+    let bytes = read_body(&headers, body, state.codec.max_upload_bytes()).await?;
+    state.codec.validate(&bytes)?;
+    let appended = state
+        .store
+        .append(AppendRequest {
+            stream: name.clone(),
+            key,
+            body: bytes,
+            max_uploads: state.config.max_uploads_per_stream,
+        })
+        .await?;
+    tracing::debug!(stream = %name, id = appended.id, duplicate = appended.duplicate, "upload stored");
+    let mut response = json(
+        StatusCode::CREATED,
+        serde_json::json!({ "id": appended.id.to_string() }),
+    );
+    response.headers_mut().insert(
+        IDEMPOTENT_REPLAYED,
+        HeaderValue::from_static(if appended.duplicate { "true" } else { "false" }),
+    );
+    Ok(response)
+}
+
+async fn aggregate(
+    State(state): State<Shared>,
+    Path(stream): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ServiceError> {
+    let name = StreamName::new(&stream)?;
+    let bytes = read_body(&headers, body, MAX_AGGREGATE_BODY).await?;
+    let op = AggregateOp::from_json(&bytes)?;
+    // CPU-bound: a few at a time; the others wait (within their time limit).
+    let _permit = state
+        .aggregations
+        .acquire()
+        .await
+        .map_err(|_| ServiceError::Internal("aggregation gate closed".into()))?;
+    let relin = state
+        .relin
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let started = std::time::Instant::now();
+    let op_name = op.name();
+    let result = Aggregation {
+        store: state.store.clone(),
+        codec: state.codec.clone(),
+        evaluator: state.evaluator.clone(),
+        relin,
+        chunk: state.config.aggregate_chunk,
+    }
+    .run(name.clone(), op)
+    .await?;
+    let bytes = tokio::task::spawn_blocking(move || {
+        result
+            .ciphertext
+            .save(zeppelin_seal::ComprMode::None)
+            .map(|b| (b, result.count))
+    })
+    .await
+    .map_err(|e| ServiceError::Internal(format!("serialising: {e}")))?
+    .map_err(|e| ServiceError::Internal(format!("serialising the result: {e}")))?;
+    let (bytes, count) = bytes;
+    tracing::info!(stream = %name, op = op_name, count, ms = started.elapsed().as_millis() as u64, "aggregated");
+    let mut response = (StatusCode::OK, bytes).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    h.insert(COUNT, HeaderValue::from(count));
+    h.insert(PRESET, HeaderValue::from_static(state.codec.preset_name()));
+    Ok(response)
+}
+
+async fn put_relin(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ServiceError> {
+    let bytes = read_body(&headers, body, state.codec.max_keys_bytes()).await?;
+    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
+    let keys = tokio::task::spawn_blocking(move || relin_keys(&*codec, &eval, &bytes))
+        .await
+        .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
+        .map_err(|source| ServiceError::Keys {
+            what: "RelinKeys",
+            source,
+        })?;
+    *state
+        .relin
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(keys));
+    tracing::info!("relinearization keys replaced");
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn put_galois(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ServiceError> {
+    let bytes = read_body(&headers, body, state.codec.max_keys_bytes()).await?;
+    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
+    let keys = tokio::task::spawn_blocking(move || galois_keys(&*codec, &eval, &bytes))
+        .await
+        .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
+        .map_err(|source| ServiceError::Keys {
+            what: "GaloisKeys",
+            source,
+        })?;
+    *state
+        .galois
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(keys));
+    tracing::info!("Galois keys replaced");
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// SEAL `RelinKeys` bytes, loaded under the preset and prepared (checked) for the evaluator.
+pub(crate) fn relin_keys(
+    codec: &dyn Codec,
+    eval: &Evaluator,
+    bytes: &[u8],
+) -> Result<PreparedRelinKeys, KeysProblem> {
+    Ok(eval.prepare_relin_keys(&codec.relin_keys(bytes)?)?)
+}
+
+/// SEAL `GaloisKeys` bytes, loaded under the preset and prepared (checked) for the evaluator.
+pub(crate) fn galois_keys(
+    codec: &dyn Codec,
+    eval: &Evaluator,
+    bytes: &[u8],
+) -> Result<PreparedGaloisKeys, KeysProblem> {
+    Ok(eval.prepare_galois_keys(&codec.galois_keys(bytes)?)?)
+}
+
+/// How long the server waits for in-flight requests at shutdown before it stops anyway.
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);

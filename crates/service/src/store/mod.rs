@@ -1,0 +1,167 @@
+//! Where uploads live: the [`UploadStore`] trait and its default backend, [`SqliteStore`].
+//!
+//! The trait is shaped for a networked, asynchronous store as well as an embedded one: every
+//! method returns a boxed `Send` future, an append is acknowledged only once it is durable,
+//! and a stream is read back in bounded chunks by sequence number (what a log such as NATS
+//! JetStream offers as well).
+//!
+//! A stream's uploads are numbered 1, 2, 3, ... in the order the store accepted them; that
+//! number is the upload's id, so a stream of `count` uploads holds ids `1..=count` and a
+//! reader that saw `count` can read exactly that prefix while more uploads arrive.
+
+mod sqlite;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use bytes::Bytes;
+
+use crate::names::{IdempotencyKey, StreamName};
+
+pub use sqlite::{SqliteStore, DB_FILE, SCHEMA_VERSION};
+
+/// A boxed `Send` future (the trait's methods return these so that it can be used as
+/// `dyn UploadStore`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One upload to append.
+#[derive(Clone, Debug)]
+pub struct AppendRequest {
+    /// The stream.
+    pub stream: StreamName,
+    /// The client's idempotency key, if any: an append with a key the stream already holds
+    /// stores nothing and returns the first upload's id.
+    pub key: Option<IdempotencyKey>,
+    /// The upload's bytes (already validated by the caller).
+    pub body: Bytes,
+    /// The most uploads the stream may hold; a new upload beyond it is refused
+    /// ([`StoreError::StreamFull`]), checked atomically with the append.
+    pub max_uploads: u64,
+}
+
+/// What an append did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Appended {
+    /// The upload's id (its sequence number in the stream, from 1).
+    pub id: u64,
+    /// Whether the key was already there (nothing new was stored).
+    pub duplicate: bool,
+}
+
+/// A stream's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// The stream.
+    pub name: StreamName,
+    /// Uploads it holds (ids `1..=count`).
+    pub count: u64,
+}
+
+/// One stored upload.
+#[derive(Clone, Debug)]
+pub struct StoredUpload {
+    /// Its id.
+    pub id: u64,
+    /// Its bytes.
+    pub body: Bytes,
+}
+
+/// Why the store refused or failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The stream holds the most uploads allowed.
+    #[error("stream {stream} already holds the maximum of {max} uploads")]
+    StreamFull {
+        /// The stream.
+        stream: StreamName,
+        /// The limit.
+        max: u64,
+    },
+    /// An idempotency key was sent again with other bytes.
+    #[error(
+        "Idempotency-Key {key:?} of stream {stream} was used for upload {id} with other bytes"
+    )]
+    KeyReused {
+        /// The stream.
+        stream: StreamName,
+        /// The key.
+        key: String,
+        /// The upload it belongs to.
+        id: u64,
+    },
+    /// The data directory was written by another schema version.
+    #[error("data directory {path}: schema version {found}, this build reads version {expected}")]
+    SchemaVersion {
+        /// The database file.
+        path: String,
+        /// The version found.
+        found: i64,
+        /// The version this build reads and writes.
+        expected: i64,
+    },
+    /// The database file is not a Zeppelin store.
+    #[error(
+        "data directory {path}: the database is not a Zeppelin store (application_id {found:#x})"
+    )]
+    NotAStore {
+        /// The database file.
+        path: String,
+        /// Its application id.
+        found: i64,
+    },
+    /// The data directory could not be created or opened.
+    #[error("data directory {path}: {source}")]
+    Io {
+        /// The directory.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// SQLite failed.
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A stored row is not what this build wrote (a damaged or edited database).
+    #[error("stored data is damaged: {0}")]
+    Corrupt(String),
+    /// The write transaction holding this append failed and was rolled back (nothing of it
+    /// is stored; a retry with the same idempotency key is safe).
+    #[error("the write transaction failed and was rolled back: {0}")]
+    WriteFailed(String),
+    /// The store is closed (shutting down).
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// The store's result type.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A durable store of streams of uploads.
+pub trait UploadStore: Send + Sync + 'static {
+    /// Appends an upload; resolves only after it is durable (for SQLite: its transaction
+    /// committed with `synchronous=FULL`).
+    fn append(&self, request: AppendRequest) -> BoxFuture<'_, StoreResult<Appended>>;
+
+    /// The stream's state, `None` if it holds no upload.
+    fn stream_info<'a>(
+        &'a self,
+        stream: &'a StreamName,
+    ) -> BoxFuture<'a, StoreResult<Option<StreamInfo>>>;
+
+    /// Every stream, by name.
+    fn list_streams(&self) -> BoxFuture<'_, StoreResult<Vec<StreamInfo>>>;
+
+    /// Uploads `after + 1 ..= through` of the stream in id order, at most `max` of them.
+    fn read_chunk<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        after: u64,
+        through: u64,
+        max: usize,
+    ) -> BoxFuture<'a, StoreResult<Vec<StoredUpload>>>;
+
+    /// Finishes every append already submitted and refuses new ones; resolves once the
+    /// store has nothing left to commit.
+    fn close(&self) -> BoxFuture<'_, StoreResult<()>>;
+}
