@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
 """The peer benchmark: Zeppelin against tfhe-ntt, fhe.rs and Microsoft SEAL in ONE run.
 
+The server rows (multiply, multiply + relinearize, rotate_rows) run zeppelin-server's
+Evaluator in the round server on SEAL's own ciphertexts and keys (written by this driver to a
+directory without secrets, `--seal-dir`); the round server first checks that each of its
+outputs is byte-identical with SEAL's, and `throughput` reports multiply + relinearize per
+second on one core and on all.
+
 Run it through `bash scripts/peer_bench.sh [--rounds R] [--short]`, which builds what it needs.
 
 The Rust side is the round server bench/peer ($PEER_BIN): this project's NTT and Seal4096
@@ -66,6 +72,9 @@ class SealClient:
         "decrypt_decode": "Decryptor.decrypt + BatchEncoder.decode_uint64",
         "keygen_secret_public": "KeyGenerator(ctx) + create_public_key",
         "expand_seed": "Ciphertext.load_bytes of SEAL's seeded form (Blake2xb)",
+        "multiply": "Evaluator.multiply of two fresh ciphertexts (public-key and symmetric)",
+        "multiply_relin": "Evaluator.multiply + Evaluator.relinearize (SEAL's RelinKeys)",
+        "rotate_rows": "Evaluator.rotate_rows by 1 (SEAL's GaloisKeys for step 1)",
     }
 
     def __init__(self, keydir, slots):
@@ -98,6 +107,15 @@ class SealClient:
         def symmetric():
             encryptor.encrypt_symmetric(encoder.encode(slots))
 
+        # The server rows: SEAL's evaluator on two fresh ciphertexts with SEAL's own keys.
+        evaluator = seal.Evaluator(ctx)
+        generator = seal.KeyGenerator(ctx, sk)
+        relin = generator.create_relin_keys()
+        galois = seal.GaloisKeys()
+        generator.create_galois_keys([1], galois)
+        ct2 = encryptor.encrypt_symmetric(encoder.encode(slots))
+        self.server_inputs = (parms, ct, ct2, relin, galois, evaluator)
+
         self.ops = {
             "encode_seeded_encrypt": symmetric,
             "encode_symmetric_encrypt": symmetric,
@@ -105,8 +123,25 @@ class SealClient:
             "decrypt_decode": lambda: encoder.decode_uint64(decryptor.decrypt(ct)),
             "keygen_secret_public": keygen,
             "expand_seed": lambda: loaded.load_bytes(ctx, seeded),
+            "multiply": lambda: evaluator.multiply(ct, ct2),
+            "multiply_relin": lambda: evaluator.relinearize(evaluator.multiply(ct, ct2), relin),
+            "rotate_rows": lambda: evaluator.rotate_rows(ct, 1, galois),
         }
         self.loaded, self.ctx = loaded, ctx
+
+    def write_server_dir(self, directory):
+        """The round server's `--seal-dir`: parameters, the two ciphertexts, the relin and
+        Galois keys (public material) and SEAL's outputs of the three server rows."""
+        parms, a, b, relin, galois, ev = self.server_inputs
+        none = seal.compr_mode_type.none
+        parms.save(str(directory / "params.seal"))
+        a.save(str(directory / "a.seal"), none)
+        b.save(str(directory / "b.seal"), none)
+        relin.save(str(directory / "relin.seal"))
+        galois.save(str(directory / "galois.seal"))
+        ev.multiply(a, b).save(str(directory / "seal_multiply.seal"), none)
+        ev.relinearize(ev.multiply(a, b), relin).save(str(directory / "seal_multiply_relin.seal"), none)
+        ev.rotate_rows(a, 1, galois).save(str(directory / "seal_rotate_rows.seal"), none)
 
     def check(self):
         """SEAL decrypts its own symmetric and public-key encryptions (and the loaded seeded
@@ -145,8 +180,8 @@ def warm_up(op):
 class RoundServer:
     """bench/peer's round server: one command line in, one JSON line out."""
 
-    def __init__(self, path):
-        self.proc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, path, seal_dir):
+        self.proc = subprocess.Popen([path, "--seal-dir", str(seal_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
 
     def ask(self, command):
@@ -184,6 +219,13 @@ CLIENT_LABEL = {
     "keygen_secret_public": "keygen (secret + public)",
     "expand_seed": "expand seed (adapt)",
 }
+SERVER_LABEL = {
+    "multiply": "multiply (BEHZ), n = 4096",
+    "multiply_relin": "multiply + relinearize, n = 4096",
+    "rotate_rows": "rotate_rows by 1, n = 4096",
+}
+# Issue 13's goal for the server rows (peer / ours).
+SERVER_GOAL = {"multiply": None, "multiply_relin": 5, "rotate_rows": None}
 # Issue 12's goals (peer / ours); None: reported without a goal.
 SEAL_GOAL = {"encode_seeded_encrypt": 25, "encode_symmetric_encrypt": 25,
              "encode_public_encrypt": 15, "decrypt_decode": 15, "keygen_secret_public": 20,
@@ -203,6 +245,8 @@ def rows_wanted():
         rows.append((key, label, "seal", SEAL_GOAL[key]))
         if key != "expand_seed":
             rows.append((key, label, "fhe.rs", FHE_GOAL))
+    for key, label in SERVER_LABEL.items():
+        rows.append((key, label, "seal", SERVER_GOAL[key]))
     return rows
 
 
@@ -271,9 +315,12 @@ def run(args):
         # The directory holds a secret key: it does not outlive the set-up.
         shutil.rmtree(work, ignore_errors=True)
 
+    server_dir = Path(tempfile.mkdtemp(prefix="zeppelin-peer-server-"))
     try:
-        server = RoundServer(PEER_BIN)  # checks and warms up before answering
+        sealc.write_server_dir(server_dir)
+        server = RoundServer(PEER_BIN, server_dir)  # checks and warms up before answering
         info = server.ask("info")
+        shutil.rmtree(server_dir, ignore_errors=True)
         if info.get("checks") != "ok":
             fail(f"round server self-checks: {info.get('checks')}")
         for op in sealc.ops.values():
@@ -295,9 +342,12 @@ def run(args):
         elapsed = time.perf_counter() - started
         sealc.check()
         overhead = sealc.binding_overhead_us(max(args.per_round, 101))
+        throughput = server.ask(f"throughput {0.5 if args.short else 3}")
     finally:
+        shutil.rmtree(server_dir, ignore_errors=True)
         if server is not None:
             server.close()
+    info["throughput"] = throughput
     return info, samples, sealc.primes, overhead, elapsed
 
 
@@ -344,6 +394,8 @@ def build_report(args, info, samples, primes, overhead, elapsed):
                      "calls": SealClient.CALLS},
         },
         "ntt_sizes": info["ntt_sizes"],
+        "server": info["server"],
+        "throughput": info["throughput"],
         "unit": "us",
         "rows": rows,
     }
@@ -392,6 +444,14 @@ def notes(report):
         f"its moduli builder; error variance 10, its default), NTT: {fhe['ntt']}; SIMD encoding; "
         f"secret-key encryption stands for both the seeded and the symmetric row (fhe.rs has no "
         f"separate seeded form); keygen is SecretKey::random + PublicKey::new.",
+        f"Server rows: zeppelin-server's Evaluator (backend `{report['server']['backend']}`, one "
+        f"thread) on SEAL's own fresh ciphertexts, RelinKeys and GaloisKeys (step 1) at "
+        f"coeff_modulus {report['server']['coeff_modulus']}; before timing, "
+        f"{report['server']['checks']}. SEAL: the same calls on the same objects from Python.",
+        f"Batch throughput (multiply + relinearize, {report['throughput']['batch']} pairs per "
+        f"batch): {report['throughput']['ct_per_s_one_core']:,.0f} ct/s on one core, "
+        f"{report['throughput']['ct_per_s_all_cores']:,.0f} ct/s on all "
+        f"{report['throughput']['threads']} cores (rayon).",
         "ratio = peer time / our time: above 1, Zeppelin is faster. Figures from one machine "
         "shared with other work; ratios within one run are what counts.",
     ]

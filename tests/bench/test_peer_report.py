@@ -32,8 +32,9 @@ def write(tmp_path, value):
 def test_every_row_positive_passes(tmp_path):
     r = report()
     assert peer_bench.validate(write(tmp_path, r)) == r
-    # Every (operation, peer) pair of the issue: 6 NTT rows, 5 client rows x 2 peers, expand seed.
-    assert len(r["rows"]) == 6 + 5 * 2 + 1
+    # Every (operation, peer) pair of the issues: 6 NTT rows, 5 client rows x 2 peers, expand
+    # seed, and the three server rows against SEAL (issue 13).
+    assert len(r["rows"]) == 6 + 5 * 2 + 1 + 3
 
 
 @pytest.mark.parametrize("which", ["first", "last"])

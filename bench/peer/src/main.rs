@@ -1,11 +1,15 @@
 //! The peer benchmark's round server: this project's NTT and BFV client beside tfhe-ntt's
-//! `prime32::Plan` and fhe.rs in one process, driven line by line from
+//! `prime32::Plan` and fhe.rs in one process, and zeppelin-server's evaluator on SEAL's own
+//! ciphertexts and keys (`--seal-dir DIR`, written by the driver), driven line by line from
 //! `scripts/peer_bench.py`, which interleaves its rounds with SEAL's in the same run.
 //!
-//! Protocol: one command per line on stdin, one JSON line on stdout per command.
+//! Usage: `zeppelin-peer-bench --seal-dir DIR`. Protocol: one command per line on stdin, one
+//! JSON line on stdout per command.
 //! - `info`: the backends, parameters and the self-checks' result (run at start).
-//! - `round K NTT_K`: every client operation K times and every NTT NTT_K times, ours and the
-//!   peer's alternating operation by operation; answers every timing in microseconds.
+//! - `round K NTT_K`: every client and server operation K times and every NTT NTT_K times,
+//!   ours and the peer's alternating operation by operation; answers every timing in
+//!   microseconds.
+//! - `throughput SECONDS`: multiply + relinearize per second on one core and on all.
 //! - `quit`: ends the process.
 //!
 //! At start, before answering anything, the server checks both NTTs and both clients against
@@ -22,6 +26,9 @@ use serde_json::{json, Map, Value};
 use zeppelin::{Params, Seal4096};
 use zeppelin_cli::bench::{timings_us, ClientBench, ClientOp, NttBench};
 use zeppelin_ring::{default_backend, NttBackend, NttTable};
+
+mod evaluator;
+use evaluator::{ServerBench, ServerOp};
 
 /// The NTT sizes and their prime: one 27-bit prime `q ≡ 1 mod 2n` each (below 2^30, as
 /// `zeppelin_ring::Modulus` requires, and on tfhe-ntt's fastest `p < 2^30` path). 134176769 is
@@ -65,6 +72,8 @@ enum Kind {
     Inverse(usize),
     /// A client operation at Seal4096's parameters.
     Client(ClientOp),
+    /// An evaluator operation at Seal4096 (SEAL's side is timed by the driver).
+    Server(ServerOp),
 }
 
 #[derive(Clone)]
@@ -112,6 +121,13 @@ fn operations() -> Vec<Op> {
                 kind: Kind::Client(op),
             });
         }
+    }
+    for op in ServerOp::ALL {
+        ops.push(Op {
+            key: op.key().to_string(),
+            side: Side::Ours,
+            kind: Kind::Server(op),
+        });
     }
     ops
 }
@@ -239,10 +255,11 @@ struct Server {
     tfhe: Vec<TfheNtt>,
     client: ClientBench<Seal4096>,
     fhe: FheRs,
+    evaluator: ServerBench,
 }
 
 impl Server {
-    fn new() -> Result<Self> {
+    fn new(seal_dir: &std::path::Path) -> Result<Self> {
         let mut ours_ntt = Vec::new();
         let mut tfhe = Vec::new();
         for (n, q) in NTT_SIZES {
@@ -259,6 +276,7 @@ impl Server {
             tfhe,
             client: ClientBench::new().map_err(|e| e.to_string())?,
             fhe: FheRs::new()?,
+            evaluator: ServerBench::new(seal_dir)?,
         })
     }
 
@@ -279,6 +297,7 @@ impl Server {
             }
             (Side::Ours, Kind::Client(c)) => self.client.run(c).map_err(|e| e.to_string()),
             (Side::FheRs, Kind::Client(c)) => self.fhe.run(c),
+            (Side::Ours, Kind::Server(op)) => self.evaluator.run(op),
             _ => Err(format!("no {} for {}", op.key, op.side.name())),
         }
     }
@@ -286,6 +305,7 @@ impl Server {
     /// The client self-checks (run after timing too, on what the timed calls wrote).
     fn check_clients(&mut self) -> Result<()> {
         self.client.check().map_err(|e| e.to_string())?;
+        self.evaluator.check()?;
         self.fhe.check()
     }
 
@@ -293,7 +313,7 @@ impl Server {
     fn round(&mut self, ops: &[Op], k: usize, ntt_k: usize) -> Result<Value> {
         let mut sides: Map<String, Value> = Map::new();
         for op in ops {
-            let runs = if matches!(op.kind, Kind::Client(_)) {
+            let runs = if matches!(op.kind, Kind::Client(_) | Kind::Server(_)) {
                 k
             } else {
                 ntt_k
@@ -400,6 +420,7 @@ fn info(server: &Server, ops: &[Op]) -> Value {
             "moduli": Seal4096::DATA_PRIMES,
             "ntt": if cfg!(feature = "fhe-tfhe-ntt") { "tfhe-ntt 0.6 (feature tfhe-ntt)" } else { "its own (default features)" },
         },
+        "server": server.evaluator.describe(),
         "operations": keys,
         "checks": "ok",
     })
@@ -411,9 +432,14 @@ fn answer(out: &mut impl Write, v: &Value) -> io::Result<()> {
 }
 
 fn serve() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let seal_dir = match args.as_slice() {
+        [flag, dir] if flag == "--seal-dir" => std::path::PathBuf::from(dir),
+        _ => return Err("usage: zeppelin-peer-bench --seal-dir DIR".to_string()),
+    };
     check_ntts()?;
     let ops = operations();
-    let mut server = Server::new()?;
+    let mut server = Server::new(&seal_dir)?;
     server.check_clients()?;
     warm_up(&mut server, &ops)?;
     let stdin = io::stdin();
@@ -433,9 +459,15 @@ fn serve() -> Result<()> {
                     }
                 }
             }
+            ["throughput", seconds] => match seconds.parse::<f64>() {
+                Ok(s) if s > 0.0 && s.is_finite() => server.evaluator.throughput(s)?,
+                _ => {
+                    json!({ "error": format!("throughput SECONDS: a positive number, got {line:?}") })
+                }
+            },
             ["quit"] => return Ok(()),
             _ => {
-                json!({ "error": format!("unknown command {line:?} (info, round K NTT_K, quit)") })
+                json!({ "error": format!("unknown command {line:?} (info, round K NTT_K, throughput SECONDS, quit)") })
             }
         };
         answer(&mut out, &reply).map_err(io_err)?;

@@ -1,6 +1,8 @@
-//! The evaluator's operations on SEAL ciphertexts, single-threaded, and `multiply_many` over all
-//! cores (criterion's "thrpt" is products per second), for Seal4096 and Seal8192. Inputs are
-//! uniformly random size-2 ciphertexts (the operations' cost does not depend on the values).
+//! The evaluator's operations on SEAL ciphertexts, single-threaded (add, multiply, square,
+//! multiply + relinearize), and `multiply_many` and multiply + relinearize over all cores
+//! (criterion's "thrpt" is products per second), for Seal4096 and Seal8192. Inputs are
+//! uniformly random size-2 ciphertexts and keys of a random ternary secret (the operations'
+//! cost does not depend on the values).
 //!
 //! `cargo bench -p zeppelin-server --bench evaluator`
 #![expect(
@@ -13,7 +15,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
-use zeppelin_seal::{Ciphertext, EncryptionParameters, SealContext};
+use zeppelin_seal::keygen::KeyGenerator;
+use zeppelin_seal::{Ciphertext, EncryptionParameters, SealContext, SecretKey};
 use zeppelin_server::Evaluator;
 
 /// A size-2 ciphertext of uniform residues at `ctx`'s first level.
@@ -29,12 +32,31 @@ fn random_ct(ctx: &SealContext, rng: &mut impl Rng) -> Ciphertext {
     Ciphertext::new(level, n, 2, false, data).unwrap()
 }
 
+/// A random ternary secret key.
+fn secret(ctx: &SealContext, rng: &mut impl Rng) -> SecretKey {
+    let ternary: Vec<i64> = (0..ctx.n()).map(|_| rng.gen_range(-1..=1)).collect();
+    let ntt = ctx.level_ntt(ctx.key_level()).unwrap();
+    let mut data = ntt.from_signed(&ternary).unwrap();
+    ntt.forward(&mut data).unwrap();
+    SecretKey {
+        parms_id: ctx.key_level().parms_id,
+        data,
+    }
+}
+
 fn bench_preset(c: &mut Criterion, name: &str, parms: EncryptionParameters) {
     let ctx = Arc::new(SealContext::new(parms).unwrap());
     let eval = Evaluator::new(ctx.clone()).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(13);
     let a = random_ct(&ctx, &mut rng);
     let b = random_ct(&ctx, &mut rng);
+    let sk = secret(&ctx, &mut rng);
+    let mut key_rng = rand::rngs::OsRng;
+    let relin = KeyGenerator::new(&ctx, &sk)
+        .unwrap()
+        .relin_keys(&mut key_rng)
+        .unwrap();
+    let relin = eval.prepare_relin_keys(&relin).unwrap();
     // Tables are built on first use: outside the timing.
     eval.multiply(&a, &b).unwrap();
 
@@ -46,6 +68,12 @@ fn bench_preset(c: &mut Criterion, name: &str, parms: EncryptionParameters) {
         bench.iter(|| eval.multiply(&a, &b).unwrap())
     });
     group.bench_function("square", |bench| bench.iter(|| eval.square(&a).unwrap()));
+    group.bench_function("multiply_relinearize", |bench| {
+        bench.iter(|| {
+            eval.relinearize(&eval.multiply(&a, &b).unwrap(), &relin)
+                .unwrap()
+        })
+    });
     group.finish();
 
     let threads = rayon::current_num_threads();
@@ -59,6 +87,12 @@ fn bench_preset(c: &mut Criterion, name: &str, parms: EncryptionParameters) {
     group.measurement_time(Duration::from_secs(4));
     group.bench_function("multiply_many", |bench| {
         bench.iter(|| eval.multiply_many(&pairs).unwrap())
+    });
+    group.bench_function("multiply_relinearize_many", |bench| {
+        bench.iter(|| {
+            let products = eval.multiply_many(&pairs).unwrap();
+            eval.relinearize_many(&products, &relin).unwrap()
+        })
     });
     group.finish();
 }

@@ -18,7 +18,7 @@ pub struct Evaluator {
     pub(crate) ctx: Arc<SealContext>,
     pub(crate) tables: Tables,
     /// The multiplication's per-level tables (see [`crate::behz`]).
-    pub(crate) behz: crate::behz::BehzCache,
+    pub(crate) behz: crate::bconv::BehzCache,
 }
 
 // One evaluator serves every thread.
@@ -36,7 +36,7 @@ impl Evaluator {
         let tables = Tables::new(&ctx)?;
         // Build the key level's NTT tables now rather than on the first operation.
         ctx.level_ntt(ctx.key_level())?;
-        let behz = crate::behz::BehzCache::new(&ctx);
+        let behz = crate::bconv::BehzCache::new(&ctx);
         Ok(Self { ctx, tables, behz })
     }
 

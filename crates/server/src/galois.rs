@@ -41,7 +41,11 @@ impl Evaluator {
             .switch_key(self, galois_elt)?
             .ok_or(EvalError::MissingGaloisKey { galois_elt })?;
         let poly_len = level.len() * n;
-        let mut out = ct.clone();
+        // Every residue of the result is written below (c1 starts from zero).
+        let mut out = Ciphertext {
+            data: vec![0u64; 2 * poly_len],
+            ..*ct
+        };
         let mut target = vec![0u64; poly_len];
         let (c0, c1) = out.data.split_at_mut(poly_len);
         for (i, m) in level.moduli.iter().enumerate() {
@@ -59,7 +63,6 @@ impl Evaluator {
                 &mut target[rows],
             );
         }
-        c1.fill(0);
         self.switch_key_add(level, &target, &key, c0, c1)?;
         Ok(out)
     }

@@ -43,6 +43,7 @@
 //! ```
 
 mod batch;
+mod bconv;
 pub mod behz;
 pub mod error;
 pub mod evaluator;

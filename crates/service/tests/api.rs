@@ -264,6 +264,8 @@ async fn sum_of_squares_and_dot_decrypt_to_the_plaintext_results() -> TestResult
         .ok_or("no 409")?;
     assert_eq!(err.status().map(|s| s.as_u16()), Some(409), "{err}");
     f.client.put_relin_keys(device.relin_keys()?).await?;
+    // SEAL's default Galois key set fits the key body limit.
+    f.client.put_galois_keys(device.galois_keys()?).await?;
     let sq = f.client.aggregate("q", &AggregateOp::SumOfSquares).await?;
     assert_eq!(sq.count, readings.len() as u64);
     let want: Vec<u32> = (0..P::N)
@@ -441,5 +443,23 @@ async fn data_dir_of_another_schema_version_is_refused() -> TestResult {
         SqliteStore::open(other.path()),
         Err(StoreError::NotAStore { .. })
     ));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seal8192_service_refuses_seal4096_ciphertexts() -> TestResult {
+    let f = fixture_with(ServiceConfig::new(Preset::Seal8192), StartKeys::default()).await?;
+    assert_eq!(f.client.health().await?, "seal8192");
+    let device = Device::new(6)?;
+    let err = f
+        .client
+        .upload("s", device.encrypt_seeded(&slots(|i| i as u32))?, None)
+        .await
+        .err()
+        .ok_or("accepted a seal4096 ciphertext")?;
+    assert_eq!(err.status().map(|s| s.as_u16()), Some(400), "{err}");
+    assert_eq!(Preset::Seal8192.max_upload_bytes(), 917_617);
+    assert_eq!(Preset::Seal4096.max_upload_bytes(), 196_721);
+    f.service.shutdown().await?;
     Ok(())
 }

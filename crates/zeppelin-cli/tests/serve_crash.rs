@@ -333,3 +333,46 @@ fn signal(pid: u32, signal: i32) -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn serve_refuses_what_it_cannot_serve() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    // A preset without a special prime: the service needs SEAL's key switching.
+    let keys = dir.path().join("keys");
+    run(zeppelin()
+        .args(["keygen", "--preset", "zeppelin4096", "--dir"])
+        .arg(&keys))?;
+    let out = zeppelin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(dir.path().join("data"))
+        .arg("--keys")
+        .arg(&keys)
+        .output()?;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("runs presets seal4096 and seal8192"),
+        "{stderr}"
+    );
+    // A data directory of another schema version.
+    let keys = dir.path().join("keys4096");
+    run(zeppelin().arg("keygen").arg("--dir").arg(&keys))?;
+    let data = dir.path().join("old");
+    std::fs::create_dir(&data)?;
+    rusqlite::Connection::open(data.join(zeppelin_service::store::DB_FILE))?.execute_batch(
+        "PRAGMA application_id = 1515211854; PRAGMA user_version = 7; CREATE TABLE t (x);",
+    )?;
+    let out = zeppelin()
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .arg("--keys")
+        .arg(&keys)
+        .output()?;
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("schema version 7, this build reads version 1"),
+        "{stderr}"
+    );
+    Ok(())
+}

@@ -9,8 +9,8 @@
 //!   map, see [`ntt`]).
 //! - One backend layer, three traits with no default methods:
 //!   - [`NttBackend`]: forward and inverse NTT, the three pointwise products;
-//!   - [`RnsKernels`]: the centred lift and the key-switch multiply-accumulate of RNS
-//!     servers (see [`rns`]);
+//!   - [`RnsKernels`]: the centred lift, the key-switch multiply-accumulate and the
+//!     base-conversion sums of RNS servers (see [`rns`]);
 //!   - [`ClientKernels`]: the BFV client's BEHZ decryption tail and CDT scan (see
 //!     [`client`]).
 //! - The backends, one module each, each implementing all three traits (delegating to

@@ -66,6 +66,17 @@ impl Device {
     }
 }
 
+impl Device {
+    /// SEAL `GaloisKeys` bytes (SEAL's default elements) for this device's key.
+    pub fn galois_keys(&self) -> TestResult<Vec<u8>> {
+        let seal_sk = device::secret_key(&self.ctx, &self.sk)?;
+        let elements = zeppelin_seal::keygen::all_galois_elements(P::N);
+        let keys = KeyGenerator::new(self.ctx.seal(), &seal_sk)?
+            .galois_keys(&elements, &mut rand_core::OsRng)?;
+        Ok(keys.save(ComprMode::None)?)
+    }
+}
+
 /// Slots `f(slot)` for one reading, every value below t.
 pub fn slots(f: impl Fn(usize) -> u32) -> Vec<u32> {
     (0..P::N).map(|i| f(i) % P::T).collect()
