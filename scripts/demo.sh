@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
 # The main job: set up a fresh machine, build, and run everything end to end with figures.
-#  1. BFV: device encrypts -> SEAL server computes (square, relinearize, rotate, mod switch)
-#     -> device decrypts, every slot checked (scripts/demo.py).
-#  2. The OpenFHE-exact EvalMult + BV relinearization engine on the shared OpenFHE vectors.
-#  3. The peer benchmark: the NTT and the client against tfhe-ntt, fhe.rs and SEAL in one run
-#     (scripts/peer_bench.sh; its report goes to a temporary directory, not reports/bench).
+#  1. The fleet (`zeppelin demo`): 100 simulated sensor devices encrypt a day of readings with
+#     the seeded path and upload them over HTTP to the Rust aggregation service (in process,
+#     SQLite store in a private temp directory); the service sums and sums the squares; the key
+#     owner decrypts per-slot mean and variance, checked against the plaintext truth.
+#  2. BFV with Microsoft SEAL as the server: device encrypts -> SEAL computes (square,
+#     relinearize, rotate, mod switch) -> device decrypts, every slot checked (scripts/demo.py).
+#  3. The OpenFHE-exact EvalMult + BV relinearization engine on the shared OpenFHE vectors.
+#  4. The peer benchmark: the NTT, the client and the server against tfhe-ntt, fhe.rs and SEAL
+#     in one run (scripts/peer_bench.sh; its report goes to a temporary directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo build --release -q -p zeppelin-cli
 export ZEPPELIN_BIN="$PWD/target/release/zeppelin"
 
-echo "== 1. BFV device <-> Microsoft SEAL server =="
+out="$(mktemp -d)"
+
+echo "== 1. A fleet of devices -> the Rust aggregation service -> the key owner =="
+"$ZEPPELIN_BIN" demo --plot "$out/fleet.png"
+echo "plot: $out/fleet.png"
+
+echo
+echo "== 2. BFV device <-> Microsoft SEAL server =="
 .venv/bin/python scripts/demo.py
 
 echo
-echo "== 2. OpenFHE BV relinearization engine on OpenFHE 1.5.1 vectors =="
+echo "== 3. OpenFHE BV relinearization engine on OpenFHE 1.5.1 vectors =="
 vectors="${ZEPPELIN_VECTORS:-../shared/vectors}/openfhe-bv-n4096-l4-b2"
-out="$(mktemp -d)"
 "$ZEPPELIN_BIN" evalmult --in "$vectors" --out "$out" --check
 
 echo
-echo "== 3. Zeppelin vs tfhe-ntt, fhe.rs and SEAL on this host =="
+echo "== 4. Zeppelin vs tfhe-ntt, fhe.rs and SEAL on this host =="
 bash scripts/peer_bench.sh --out "$out/peer-bench"

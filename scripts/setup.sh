@@ -14,6 +14,10 @@ command -v arm-none-eabi-objdump >/dev/null 2>&1 || need_apt+=(gcc-arm-none-eabi
 # The CLI's hostile-input tests trace open(2) flags and set resource limits on the child.
 command -v strace >/dev/null 2>&1 || need_apt+=(strace)
 command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
+# The fleet demo's --plot renders its labels with DejaVu Sans (read at run time); bundled
+# SQLite (rusqlite) builds with the host C compiler.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing Debian packages: ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2

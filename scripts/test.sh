@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The test command: set up a fresh machine, then run every test the project has.
 #  - cargo tests of all host crates (release: the big-integer and statistical tests are heavy)
-#  - interoperability tests (a)-(e) against Microsoft SEAL (seal-python 4.4.0)
+#  - interoperability tests (a)-(e) against Microsoft SEAL (seal-python 4.4.0), the Rust
+#    evaluator byte for byte against SEAL's (cargo tests of zeppelin-server, and `zeppelin eval`
+#    in tests/interop), the service's crash test (cargo test of zeppelin-cli: kill -9 during an
+#    ingest of 10,000 uploads) and the load test's short form
 #  - Cortex-M55 firmware under QEMU (KATs on target, MVE vs portable, measurements) + binary audit
 #  - Cortex-M33 RBLWE firmware under QEMU (KATs on target, staged measurements, gadget check)
 #  - the security suite's short forms (security/run.sh --short: binary audit, CCA2 branch
@@ -50,6 +53,13 @@ if objdump -d --no-show-raw-insn target/release/zeppelin | grep -E 'call.*core_a
   exit 1
 fi
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" .venv/bin/python -m pytest -q tests/interop
+
+echo "== aggregation service load test, short form (full form: cargo run --release -p zeppelin-service --example load) =="
+# 1,000 uploads from 100 concurrent clients over loopback, then sum, sum_of_squares and dot,
+# each decrypted and checked against the plaintext result (exits non-zero on a mismatch).
+load_out="$(mktemp -d)"
+cargo run --release -q -p zeppelin-service --example load -- --short --out "$load_out"
+rm -rf "$load_out"
 
 echo "== peer benchmark, short form (full form: bash scripts/peer_bench.sh) =="
 # The report checks, then the pipeline itself: bench/peer (tfhe-ntt, fhe.rs; its own workspace)
