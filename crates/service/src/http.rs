@@ -256,19 +256,8 @@ async fn put_relin(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServiceError> {
-    let bytes = read_body(&headers, body, state.codec.max_keys_bytes()).await?;
-    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
-    let keys = tokio::task::spawn_blocking(move || relin_keys(&*codec, &eval, &bytes))
-        .await
-        .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
-        .map_err(|source| ServiceError::Keys {
-            what: "RelinKeys",
-            source,
-        })?;
-    *state
-        .relin
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(keys));
+    let keys = load_keys(&state, &headers, body, "RelinKeys", relin_keys).await?;
+    replace(&state.relin, keys);
     tracing::info!("relinearization keys replaced");
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -278,21 +267,34 @@ async fn put_galois(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServiceError> {
-    let bytes = read_body(&headers, body, state.codec.max_keys_bytes()).await?;
-    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
-    let keys = tokio::task::spawn_blocking(move || galois_keys(&*codec, &eval, &bytes))
-        .await
-        .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
-        .map_err(|source| ServiceError::Keys {
-            what: "GaloisKeys",
-            source,
-        })?;
-    *state
-        .galois
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(keys));
+    let keys = load_keys(&state, &headers, body, "GaloisKeys", galois_keys).await?;
+    replace(&state.galois, keys);
     tracing::info!("Galois keys replaced");
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Reads a key upload (bounded by the preset's key size) and loads it with `load` off the
+/// async threads; `what` names the SEAL object in the error.
+async fn load_keys<K: Send + 'static>(
+    state: &Shared,
+    headers: &HeaderMap,
+    body: Body,
+    what: &'static str,
+    load: fn(&dyn Codec, &Evaluator, &[u8]) -> Result<K, KeysProblem>,
+) -> Result<K, ServiceError> {
+    let bytes = read_body(headers, body, state.codec.max_keys_bytes()).await?;
+    let (codec, eval) = (state.codec.clone(), state.evaluator.clone());
+    tokio::task::spawn_blocking(move || load(&*codec, &eval, &bytes))
+        .await
+        .map_err(|e| ServiceError::Internal(format!("loading keys: {e}")))?
+        .map_err(|source| ServiceError::Keys { what, source })
+}
+
+/// Swaps in new keys; a poisoned lock is taken over (the old value is replaced whole).
+fn replace<K>(slot: &RwLock<Option<Arc<K>>>, keys: K) {
+    *slot
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(keys));
 }
 
 /// SEAL `RelinKeys` bytes, loaded under the preset and prepared (checked) for the evaluator.
