@@ -4,73 +4,30 @@
 //! with extreme coefficients (the tensor near its bound); SEAL then decrypts our products to
 //! the slot products.
 //!
-//! The SEAL side is `tests/seal_multiply.py`. `SEAL_PYTHON` names the interpreter, else the
-//! repository's `.venv/bin/python`; the test fails (it does not skip) without seal-python.
+//! The SEAL side is `tests/seal_multiply.py`, run by zeppelin-seal's `tests/support` (`SEAL_PYTHON`,
+//! else the repository's `.venv/bin/python` or `/tmp/sealvenv/bin/python`); the test fails (it
+//! does not skip) without seal-python.
 #![expect(
     clippy::unwrap_used,
-    clippy::panic,
     reason = "helpers outside #[test] functions are test code too"
 )]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::ffi::OsStr;
+use std::path::Path;
 use std::sync::Arc;
 
 use num_bigint::BigUint;
 use zeppelin_seal::{Ciphertext, ComprMode, EncryptionParameters, SealContext};
 use zeppelin_server::Evaluator;
 
-fn python() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("SEAL_PYTHON") {
-        candidates.push(PathBuf::from(p));
-    }
-    candidates.push(root.join(".venv/bin/python"));
-    for c in &candidates {
-        let ok = Command::new(c)
-            .args(["-c", "import seal"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if ok {
-            return c.clone();
-        }
-    }
-    panic!("no Python with seal-python found (tried {candidates:?}); set SEAL_PYTHON");
-}
+#[path = "../../zeppelin-seal/tests/support/mod.rs"]
+mod support;
+use support::{run_python, same_bytes_but_version};
 
 fn seal_side(mode: &str, dir: &Path) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seal_multiply.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(mode)
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "seal_multiply.py {mode} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Our writer's bytes equal SEAL's but for the minor version of each SEAL header (4.1 ours,
-/// 4.4 seal-python's): the ciphertext's and its data's.
-fn same_bytes_but_version(ours: &[u8], seal: &[u8]) -> bool {
-    if ours.len() != seal.len() {
-        return false;
-    }
-    let mut normalized = ours.to_vec();
-    for i in 0..normalized.len().saturating_sub(4) {
-        if normalized[i..i + 5] == [0x5E, 0xA1, 0x10, 4, 1] {
-            normalized[i + 4] = seal[i + 4];
-        }
-    }
-    normalized == seal
+    run_python(&[script.as_os_str(), OsStr::new(mode), dir.as_os_str()])
 }
 
 /// Ciphertexts whose every coefficient is `h = (q−1)/2` or `−h` (the largest centred

@@ -22,7 +22,7 @@ use crate::error::{CliError, CliResult, Operation};
 use crate::keydir::KeyDir;
 use crate::keygen::keygen;
 use crate::outln;
-use crate::output::{write_file, IoAction, Secrecy};
+use crate::output::{write_file, Secrecy};
 use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
 
 /// Arguments of `zeppelin demo-local`.
@@ -58,26 +58,8 @@ pub fn run(a: &DemoLocalArgs) -> CliResult<()> {
             Ok(())
         }
         None => {
-            let private = tempfile::Builder::new()
-                .prefix("zeppelin-demo-")
-                .tempdir()
-                .map_err(|source| CliError::Io {
-                    action: IoAction::Create,
-                    path: std::env::temp_dir(),
-                    source,
-                })?;
-            let removal = cleanup::register(private.path());
-            let result = a.preset.run(Demo(&private.path().join("keys"), false));
             // The files (a secret key among them) do not outlive the demo, whatever happened.
-            let path = private.path().to_path_buf();
-            let removed = private.close();
-            drop(removal);
-            result?;
-            removed.map_err(|source| CliError::Io {
-                action: IoAction::Remove,
-                path,
-                source,
-            })?;
+            cleanup::in_private_dir(|private| a.preset.run(Demo(&private.join("keys"), false)))?;
             outln!("(temporary directory removed; pass --dir to keep the files)")?;
             Ok(())
         }

@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::cleanup;
-use crate::error::{CliError, CliResult};
-use crate::output::{check_file_destination, IoAction};
+use crate::error::CliResult;
+use crate::output::check_file_destination;
 use crate::preset::{PresetFn, PresetId};
 
 pub use crate::demo_error::DemoError;
@@ -78,15 +78,6 @@ pub fn run(a: &DemoArgs) -> CliResult<()> {
     if let Some(plot) = &a.plot {
         check_file_destination(plot)?;
     }
-    let private = tempfile::Builder::new()
-        .prefix("zeppelin-demo-")
-        .tempdir()
-        .map_err(|source| CliError::Io {
-            action: IoAction::Create,
-            path: std::env::temp_dir(),
-            source,
-        })?;
-    let removal = cleanup::register(private.path());
     struct Demo<'a>(&'a DemoArgs, &'a std::path::Path);
     impl PresetFn for Demo<'_> {
         type Output = CliResult<()>;
@@ -94,16 +85,6 @@ pub fn run(a: &DemoArgs) -> CliResult<()> {
             fleet::run::<P>(self.0, self.1)
         }
     }
-    let result = a.preset.id().run(Demo(a, private.path()));
     // The secret key and the store do not outlive the demo, whatever happened.
-    let path = private.path().to_path_buf();
-    let removed = private.close();
-    drop(removal);
-    result?;
-    removed.map_err(|source| CliError::Io {
-        action: IoAction::Remove,
-        path,
-        source,
-    })?;
-    Ok(())
+    cleanup::in_private_dir(|private| a.preset.id().run(Demo(a, private)))
 }
