@@ -8,9 +8,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once};
 
-use crate::error::{CliError, CliResult};
-use crate::output::IoAction;
-
 static PENDING: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 static NEXT_ID: Mutex<u64> = Mutex::new(0);
 static INSTALL: Once = Once::new();
@@ -64,30 +61,4 @@ impl Drop for Registration {
     fn drop(&mut self) {
         pending().retain(|(id, _)| *id != self.0);
     }
-}
-
-/// Runs `work` in a new owner-only temporary directory (prefix `zeppelin-demo-`) that is
-/// removed afterwards, whatever happened, and on an interrupting signal. An error of `work`
-/// comes first; then one removing the directory.
-pub fn in_private_dir<T>(work: impl FnOnce(&Path) -> CliResult<T>) -> CliResult<T> {
-    let private = tempfile::Builder::new()
-        .prefix("zeppelin-demo-")
-        .tempdir()
-        .map_err(|source| CliError::Io {
-            action: IoAction::Create,
-            path: std::env::temp_dir(),
-            source,
-        })?;
-    let removal = register(private.path());
-    let result = work(private.path());
-    let path = private.path().to_path_buf();
-    let removed = private.close();
-    drop(removal);
-    let value = result?;
-    removed.map_err(|source| CliError::Io {
-        action: IoAction::Remove,
-        path,
-        source,
-    })?;
-    Ok(value)
 }

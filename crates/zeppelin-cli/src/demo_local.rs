@@ -15,7 +15,6 @@ use zeppelin_seal::device::{DeviceContext, SealPreset};
 use zeppelin_seal::ComprMode;
 
 use crate::adapt::adapt_bytes;
-use crate::cleanup;
 use crate::decrypt::decrypt_bytes;
 use crate::encrypt::{encrypt_bytes, Mode};
 use crate::error::{CliError, CliResult, Operation};
@@ -24,6 +23,7 @@ use crate::keygen::keygen;
 use crate::outln;
 use crate::output::{write_file, Secrecy};
 use crate::preset::{zero_slots, PresetFn, PresetId, DEFAULT_PRESET};
+use crate::private_dir;
 
 /// Arguments of `zeppelin demo-local`.
 #[derive(Args)]
@@ -59,7 +59,9 @@ pub fn run(a: &DemoLocalArgs) -> CliResult<()> {
         }
         None => {
             // The files (a secret key among them) do not outlive the demo, whatever happened.
-            cleanup::in_private_dir(|private| a.preset.run(Demo(&private.join("keys"), false)))?;
+            private_dir::in_private_dir(|private| {
+                a.preset.run(Demo(&private.join("keys"), false))
+            })?;
             outln!("(temporary directory removed; pass --dir to keep the files)")?;
             Ok(())
         }

@@ -33,6 +33,7 @@ pub mod keygen;
 pub mod keys;
 pub mod output;
 pub mod preset;
+pub mod private_dir;
 pub mod rblwe;
 pub mod serve;
 pub mod slots;

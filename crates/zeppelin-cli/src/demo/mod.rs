@@ -23,10 +23,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::cleanup;
 use crate::error::CliResult;
 use crate::output::check_file_destination;
 use crate::preset::{PresetFn, PresetId};
+use crate::private_dir;
 
 pub use crate::demo_error::DemoError;
 
@@ -86,5 +86,5 @@ pub fn run(a: &DemoArgs) -> CliResult<()> {
         }
     }
     // The secret key and the store do not outlive the demo, whatever happened.
-    cleanup::in_private_dir(|private| a.preset.id().run(Demo(a, private)))
+    private_dir::in_private_dir(|private| a.preset.id().run(Demo(a, private)))
 }
