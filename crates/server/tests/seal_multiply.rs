@@ -23,7 +23,7 @@ use zeppelin_server::Evaluator;
 
 #[path = "../../zeppelin-seal/tests/support/mod.rs"]
 mod support;
-use support::{run_python, same_bytes_but_version};
+use support::{differing_residues, run_python, same_bytes_but_version};
 
 fn seal_side(mode: &str, dir: &Path) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seal_multiply.py");
@@ -117,12 +117,7 @@ fn check_preset(name: &str, parms: EncryptionParameters) {
             if same_bytes_but_version(&ours_bytes, &seal_bytes) && ours == seal {
                 entry.0 += 1;
             } else {
-                let differing = ours
-                    .data
-                    .iter()
-                    .zip(&seal.data)
-                    .filter(|(x, y)| x != y)
-                    .count();
+                let differing = differing_residues(&ours, &seal);
                 mismatches.push(format!(
                     "{case} {op}: sizes {} / {}, {differing} of {} residues differ",
                     ours.size,

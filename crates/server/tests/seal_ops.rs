@@ -32,7 +32,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use support::{run_python, same_bytes_but_version};
+use support::{differing_residues, run_python, same_bytes_but_version};
 use zeppelin_seal::{
     Ciphertext, ComprMode, EncryptionParameters, GaloisKeys, Plaintext, RelinKeys, SealContext,
 };
@@ -122,12 +122,7 @@ fn check_preset(preset: &str, n: usize) {
         let our_bytes = ours.save(ComprMode::None).unwrap();
         if !same_bytes_but_version(&our_bytes, &seal_bytes) {
             let seal = Ciphertext::load(&fx.ctx, &seal_bytes).unwrap();
-            let differing = ours
-                .data
-                .iter()
-                .zip(&seal.data)
-                .filter(|(x, y)| x != y)
-                .count();
+            let differing = differing_residues(&ours, &seal);
             failures.push(format!(
                 "{name} ({op}): {differing} of {} residues differ (sizes {} / {})",
                 seal.data.len(),

@@ -83,6 +83,30 @@ fn plan(bodies: usize) -> Vec<(String, usize)> {
         .collect()
 }
 
+/// Uploads `todo` against a restarted server, every request answered; the replies by key
+/// (id, whether it was a replay).
+fn ingest_without_failure(
+    runtime: &tokio::runtime::Runtime,
+    client: &Client,
+    bodies: &[bytes::Bytes],
+    todo: Vec<(String, usize)>,
+) -> TestResult<HashMap<String, (String, bool)>> {
+    let replies = Arc::new(std::sync::Mutex::new(HashMap::new()));
+    let failures = runtime.block_on(ingest(
+        client,
+        bodies,
+        todo,
+        replies.clone(),
+        Arc::new(AtomicU64::new(0)),
+    ))?;
+    assert_eq!(failures, 0);
+    let replies = replies
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    Ok(replies)
+}
+
 /// Sends every upload of `todo` (from `CLIENTS` tasks), recording acknowledged ids in
 /// `acked`; stops a task at its first transport failure (the server is gone).
 async fn ingest(
@@ -225,19 +249,7 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
         .filter(|(k, _)| acked_before.contains_key(k))
         .cloned()
         .collect();
-    let replies = Arc::new(std::sync::Mutex::new(HashMap::new()));
-    let failures = runtime.block_on(ingest(
-        &client,
-        &bodies,
-        resend,
-        replies.clone(),
-        Arc::new(AtomicU64::new(0)),
-    ))?;
-    assert_eq!(failures, 0);
-    let replies = replies
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
+    let replies = ingest_without_failure(&runtime, &client, &bodies, resend)?;
     assert_eq!(replies.len(), n_acked);
     for (key, (id, _)) in &acked_before {
         let (again, replayed) = &replies[key];
@@ -260,19 +272,7 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
         .filter(|(k, _)| !acked_before.contains_key(k))
         .cloned()
         .collect();
-    let finals = Arc::new(std::sync::Mutex::new(HashMap::new()));
-    let failures = runtime.block_on(ingest(
-        &client,
-        &bodies,
-        rest,
-        finals.clone(),
-        Arc::new(AtomicU64::new(0)),
-    ))?;
-    assert_eq!(failures, 0);
-    let finals = finals
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
+    let finals = ingest_without_failure(&runtime, &client, &bodies, rest)?;
     // Uploads that committed but whose answer the kill cut off come back as replays.
     let in_flight_committed = finals.values().filter(|(_, replayed)| *replayed).count();
     assert_eq!(in_flight_committed, count_after_restart as usize - n_acked);

@@ -49,6 +49,18 @@ pub fn same_bytes_but_version(ours: &[u8], seal: &[u8]) -> bool {
     normalized == seal
 }
 
+/// How many residues of two ciphertexts differ (what a byte mismatch report names).
+pub fn differing_residues(
+    ours: &zeppelin_seal::Ciphertext,
+    seal: &zeppelin_seal::Ciphertext,
+) -> usize {
+    ours.data
+        .iter()
+        .zip(&seal.data)
+        .filter(|(x, y)| x != y)
+        .count()
+}
+
 /// Runs [`python()`] with `args`, asserts that it succeeded (showing its output if not) and
 /// returns its standard output.
 #[expect(
