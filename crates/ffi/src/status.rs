@@ -63,38 +63,38 @@ pub enum ZeppelinStatus {
     Internal = 26,
 }
 
-impl ZeppelinStatus {
-    /// Every status, in code order (for `zeppelin_strerror` and the tests).
-    pub const ALL: [ZeppelinStatus; 27] = [
-        Self::Ok,
-        Self::NullPointer,
-        Self::Misaligned,
-        Self::StorageTooSmall,
-        Self::BadObject,
-        Self::UnknownPreset,
-        Self::PresetMismatch,
-        Self::BufferTooSmall,
-        Self::Length,
-        Self::Level,
-        Self::PlaintextRange,
-        Self::CoefficientRange,
-        Self::InvalidKey,
-        Self::DegeneratePublicKey,
-        Self::KeyNotSet,
-        Self::WireTruncated,
-        Self::WireHeader,
-        Self::WireSize,
-        Self::WireParmsId,
-        Self::WireField,
-        Self::FixedPointRange,
-        Self::FixedPointScale,
-        Self::Entropy,
-        Self::Keystream,
-        Self::FaultDetected,
-        Self::KeyPairMismatch,
-        Self::Internal,
-    ];
+/// Every status, in code order (for `zeppelin_strerror` and the tests).
+pub(crate) const ALL_STATUSES: [ZeppelinStatus; 27] = [
+    ZeppelinStatus::Ok,
+    ZeppelinStatus::NullPointer,
+    ZeppelinStatus::Misaligned,
+    ZeppelinStatus::StorageTooSmall,
+    ZeppelinStatus::BadObject,
+    ZeppelinStatus::UnknownPreset,
+    ZeppelinStatus::PresetMismatch,
+    ZeppelinStatus::BufferTooSmall,
+    ZeppelinStatus::Length,
+    ZeppelinStatus::Level,
+    ZeppelinStatus::PlaintextRange,
+    ZeppelinStatus::CoefficientRange,
+    ZeppelinStatus::InvalidKey,
+    ZeppelinStatus::DegeneratePublicKey,
+    ZeppelinStatus::KeyNotSet,
+    ZeppelinStatus::WireTruncated,
+    ZeppelinStatus::WireHeader,
+    ZeppelinStatus::WireSize,
+    ZeppelinStatus::WireParmsId,
+    ZeppelinStatus::WireField,
+    ZeppelinStatus::FixedPointRange,
+    ZeppelinStatus::FixedPointScale,
+    ZeppelinStatus::Entropy,
+    ZeppelinStatus::Keystream,
+    ZeppelinStatus::FaultDetected,
+    ZeppelinStatus::KeyPairMismatch,
+    ZeppelinStatus::Internal,
+];
 
+impl ZeppelinStatus {
     /// What the status means, as a NUL-terminated static string.
     pub const fn message(self) -> &'static CStr {
         match self {
@@ -200,7 +200,7 @@ impl From<rblwe::Error> for ZeppelinStatus {
 /// code gives "unknown status code").
 #[no_mangle]
 pub extern "C" fn zeppelin_strerror(code: i32) -> *const c_char {
-    match ZeppelinStatus::ALL.iter().find(|s| **s as i32 == code) {
+    match ALL_STATUSES.iter().find(|s| **s as i32 == code) {
         Some(s) => s.message().as_ptr(),
         None => c"unknown status code".as_ptr(),
     }
