@@ -18,6 +18,8 @@ command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
 # SQLite (rusqlite) builds with the host C compiler.
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+# The C library's host test uses OpenSSL's AES-128-CTR as an independent board keystream.
+[ -f /usr/include/openssl/evp.h ] || need_apt+=(libssl-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing Debian packages: ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2
@@ -42,5 +44,10 @@ fi
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
   echo "setup: installing cargo-fuzz 0.13.2"
   cargo install -q cargo-fuzz --version 0.13.2 --locked
+fi
+# cbindgen regenerates crates/ffi/include/zeppelin.h (crates/ffi/check-header.sh).
+if ! command -v cbindgen >/dev/null 2>&1; then
+  echo "setup: installing cbindgen 0.29.4"
+  cargo install -q cbindgen --version 0.29.4 --locked
 fi
 echo "setup: ok"

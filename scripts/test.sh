@@ -73,5 +73,10 @@ bash firmware/m55/run.sh
 echo "== Cortex-M33 RBLWE firmware (QEMU mps2-an505) =="
 bash firmware/m33/run.sh
 
+echo "== C library: header drift, host sanitizer test, C firmware under QEMU (AN547, AN505) =="
+bash crates/ffi/check-header.sh
+bash crates/ffi/tests/c/run.sh
+bash firmware/c/run.sh
+
 echo "== security suite, short forms (full forms: bash security/run.sh) =="
 bash security/run.sh --short
