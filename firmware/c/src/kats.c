@@ -29,7 +29,12 @@ static void stop(const kat_meter *m, const char *op) {
   if (m && m->stop) m->stop(op);
 }
 
+static size_t first_diff; /* of the last failed comparison, for the report */
+static ZeppelinStatus last_status;
 static int same(ZeppelinStatus st, size_t written, const uint8_t *file, size_t len) {
+  last_status = st;
+  first_diff = 0;
+  while (first_diff < len && first_diff < written && buf[first_diff] == file[first_diff]) first_diff++;
   return st == ZEPPELIN_STATUS_OK && written == len && memcmp(buf, file, len) == 0;
 }
 
@@ -255,3 +260,5 @@ int run_rblwe_kat(uint32_t set, const char *label, const uint8_t *file, size_t l
   memset(cca_sk, 0, sizeof cca_sk);
   return !ok;
 }
+
+size_t kat_first_diff(void) { return first_diff; }

@@ -23,6 +23,8 @@ typedef struct {
 int run_bfv_kats(uint32_t preset, const char *label, const bfv_kat_files *files,
                  kat_report_fn report, const kat_meter *meter);
 /* Replays the RBLWE KAT script of `set` against the pinned .kat file; returns failures. */
+/* Index of the first differing byte of the last failed file comparison. */
+size_t kat_first_diff(void);
 int run_rblwe_kat(uint32_t set, const char *label, const uint8_t *file, size_t len,
                   kat_report_fn report, const kat_meter *meter);
 
