@@ -15,6 +15,7 @@ need qemu-system-arm qemu-system-arm
 need arm-none-eabi-gcc gcc-arm-none-eabi
 need arm-none-eabi-size binutils-arm-none-eabi
 need make make
+need python3 python3
 find_cargo
 exit_if_missing
 # rustup's prebuilt core: no -Zbuild-std.
@@ -35,6 +36,21 @@ for board in ${1:-m55 m33}; do
   [ -f "$elf" ] || { echo "FAIL build of $board"; status=1; continue; }
   echo "== static memory (arm-none-eabi-size -A; .bss = the KAT objects of both presets and buffers, .bulk = KAT files only, .twiddles = NTT tables in DTCM) =="
   arm-none-eabi-size -A "$elf" | awk 'NR<=2 || ($1 ~ /^\.(vector_table|text|rodata|twiddles|data|bss|stack|bulk)$/)'
+  # The measured stack is painted below the caller's frame: a function whose frame alone
+  # exceeds the 64 KiB stack would jump over the paint into .bss. Check every frame.
+  largest=$(arm-none-eabi-objdump -d --no-show-raw-insn "$elf" | python3 -c '
+import re, sys
+fn, best = "", (0, "")
+for line in sys.stdin:
+    m = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+    if m:
+        fn = m.group(1)
+    m = re.search(r"\bsub(?:\.w)?\s+sp, (?:sp, )?#(0x[0-9a-f]+|\d+)", line)
+    if m:
+        best = max(best, (int(m.group(1), 0), fn))
+print(best[0], best[1])')
+  echo "largest stack frame: $largest bytes"
+  if [ "${largest%% *}" -gt 16384 ]; then echo "FAIL a stack frame above 16 KiB: $largest"; status=1; fi
   echo "== on target: qemu-system-arm -M $machine -icount shift=0 =="
   board_status=0
   timeout 1800 qemu-system-arm -M "$machine" -nographic -icount shift=0 \

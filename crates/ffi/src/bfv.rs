@@ -70,6 +70,14 @@ assert_fits!(Workspace<S>, ZEPPELIN_WORKSPACE_SIZE);
 assert_fits!(Workspace<Z>, ZEPPELIN_WORKSPACE_SIZE);
 const _: () = assert!(S::N == ZEPPELIN_SLOTS && Z::N == ZEPPELIN_SLOTS);
 const _: () = assert!(S::K == 3 && Z::K == 4);
+// `object::wipe_in_place` zeroes keys, ciphertexts and plaintexts byte for byte, which is their
+// `zeroed()` value: their fields are integers, arrays of integers, `bool`s and an
+// `Option<PublicSeed>` (the public key's), whose all-zero pattern this checks to be `None`.
+const _: () = assert!(
+    // SAFETY: a 33-byte pattern into a 33-byte type (a size mismatch fails to compile); the
+    // compile-time evaluator rejects it if the pattern is not a valid `Option<PublicSeed>`.
+    unsafe { core::mem::transmute::<[u8; 33], Option<PublicSeed>>([0; 33]) }.is_none()
+);
 
 /// Opaque: a BFV secret key (zeroized by `zeppelin_object_destroy`).
 pub struct ZeppelinSecretKey {
@@ -436,7 +444,7 @@ unsafe fn keygen_public(
         with_preset!(p, P => {
             let pk = get_mut::<PublicKey<P>, _>(pk);
             with_public_stream!(P, B => B::generate_public_key_with(get(sk), a, e, pk, get_mut::<Workspace<P>, _>(ws)),
-                wipe *pk = PublicKey::zeroed())
+                wipe object::wipe_in_place(pk))
         })
     }
 }
@@ -528,7 +536,7 @@ unsafe fn encrypt_seeded(
         with_preset!(p, P => {
             let out = get_mut::<SeededCiphertext<P>, _>(out);
             with_public_stream!(P, B => B::encrypt_seeded_with(get(sk), get(plain), seeds, level(lvl), out, get_mut::<Workspace<P>, _>(ws)),
-                wipe *out = SeededCiphertext::zeroed())
+                wipe object::wipe_in_place(out))
         })
     }
 }
@@ -597,7 +605,7 @@ unsafe fn encrypt_symmetric(
         with_preset!(p, P => {
             let out = get_mut::<Ciphertext<P>, _>(out);
             with_public_stream!(P, B => B::encrypt_symmetric_with(get(sk), get(plain), seeds, level(lvl), out, get_mut::<Workspace<P>, _>(ws)),
-                wipe *out = Ciphertext::zeroed())
+                wipe object::wipe_in_place(out))
         })
     }
 }
@@ -713,7 +721,7 @@ pub unsafe extern "C" fn zeppelin_decrypt_seeded(
         with_preset!(p, P => {
             let plain = get_mut::<Plaintext<P>, _>(plain);
             with_public_stream!(P, B => B::decrypt_seeded(get(sk), get(ct), plain, get_mut::<Workspace<P>, _>(ws)),
-                wipe *plain = Plaintext::zeroed())
+                wipe object::wipe_in_place(plain))
         })
     })
 }
@@ -734,7 +742,7 @@ pub unsafe extern "C" fn zeppelin_expand_seeded(
         ])?;
         with_preset!(p, P => {
             let out = get_mut::<Ciphertext<P>, _>(out);
-            with_public_stream!(P, B => B::expand_ct1(get(ct), out), wipe *out = Ciphertext::zeroed())
+            with_public_stream!(P, B => B::expand_ct1(get(ct), out), wipe object::wipe_in_place(out))
         })
     })
 }

@@ -184,6 +184,18 @@ pub(crate) unsafe fn destroy<T>(obj: *mut c_void) {
     }
 }
 
+/// Overwrites `value` with zero bytes in place. No temporary: a `*value = T::zeroed()`
+/// reserves a stack frame the size of `T` (up to 128 KiB here) even when never executed,
+/// which overflows a device stack.
+///
+/// # Safety
+/// The all-zero byte pattern is a valid `T` (every field an integer, an array of them, a
+/// `bool`, or an `Option` whose `None` is all zero).
+pub(crate) unsafe fn wipe_in_place<T>(value: &mut T) {
+    // SAFETY: `value` is valid for a write of one `T`; all-zero is a valid `T` by the contract.
+    unsafe { ptr::write_bytes(value as *mut T, 0, 1) }
+}
+
 /// A caller's input array (`len` elements; NULL allowed when `len` is 0).
 ///
 /// # Safety

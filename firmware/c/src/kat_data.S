@@ -17,3 +17,5 @@ FILE(zep_ct_public, "crates/zeppelin/tests/kats/zeppelin4096/ct_public.bin")
 FILE(rblwe_set1, "crates/rblwe/tests/kats/set1.kat")
 FILE(rblwe_set2, "crates/rblwe/tests/kats/set2.kat")
 FILE(rblwe_set3, "crates/rblwe/tests/kats/set3.kat")
+
+.section .note.GNU-stack, "", %progbits

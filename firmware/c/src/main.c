@@ -107,9 +107,11 @@ static void rblwe_measure(uint32_t set, const char *name) {
   zeppelin_object_destroy(rng);
   memset(sk, 0, sizeof sk);
   memset(csk, 0, sizeof csk);
-  char what[96] = "measured ";
-  strcat(what, name);
-  strcat(what, " operations round-trip");
+  static char what[96];
+  size_t n = strlen(name);
+  memcpy(what, "measured ", 9);
+  memcpy(what + 9, name, n);
+  memcpy(what + 9 + n, " operations round-trip", 23);
   report(what, ok);
 }
 
