@@ -1,4 +1,17 @@
-/* zeppelin.h: C ABI of the Zeppelin BFV device client and of RBLWE (no_std, no allocation). */
+/*
+ * zeppelin.h: C ABI of the Zeppelin BFV device client and of RBLWE (no_std, no allocation).
+ *
+ * - Objects live in storage you provide: ZEPPELIN_<...>_SIZE bytes aligned to
+ *   ZEPPELIN_OBJECT_ALIGN (e.g. a static uint64_t array). zeppelin_<kind>_init makes one in
+ *   place and returns its handle; zeppelin_object_destroy wipes it (secrets included).
+ * - Every function returns a ZeppelinStatus (0 = ZEPPELIN_STATUS_OK); zeppelin_strerror names
+ *   it. NULL pointers, misalignment, short buffers, wrong lengths, handles of another kind or
+ *   preset and malformed bytes are refused with a status before anything is written.
+ * - A byte or word buffer passed to a call must not overlap an object passed to the same
+ *   call, and an object must not be used by two calls at once.
+ * - Randomness comes from a ZeppelinRng over your TRNG callback; the optional
+ *   zeppelin_set_public_keystream plugs in an AES engine for the public stream.
+ */
 
 #ifndef ZEPPELIN_H
 #define ZEPPELIN_H
