@@ -522,6 +522,18 @@ int main(int argc, char **argv) {
   IS(zeppelin_rng_fill((ZeppelinRng *)o.sk, wire, 10), ZEPPELIN_STATUS_BAD_OBJECT);
   EXPECT(zeppelin_kat_entropy_fill(o.sk, wire, 10) == ZEPPELIN_STATUS_BAD_OBJECT);
   EXPECT(zeppelin_kat_entropy_fill(NULL, wire, 10) == ZEPPELIN_STATUS_NULL_POINTER);
+  static uint64_t kat_mem[(ZEPPELIN_KAT_ENTROPY_SIZE + 7) / 8];
+  ZeppelinKatEntropy *kat;
+  IS(zeppelin_kat_entropy_init(kat_mem, sizeof kat_mem, NULL, 4, &kat), ZEPPELIN_STATUS_NULL_POINTER);
+  IS(zeppelin_kat_entropy_init(kat_mem, 16, (const uint8_t *)"set1", 4, &kat), ZEPPELIN_STATUS_STORAGE_TOO_SMALL);
+  IS(zeppelin_kat_entropy_init((uint8_t *)kat_mem + 2, sizeof kat_mem - 8, (const uint8_t *)"set1", 4, &kat), ZEPPELIN_STATUS_MISALIGNED);
+  OK(zeppelin_kat_entropy_init(kat_mem, sizeof kat_mem, (const uint8_t *)"set1", 4, &kat));
+  EXPECT(zeppelin_kat_entropy_fill(kat, NULL, 10) == ZEPPELIN_STATUS_NULL_POINTER);
+  EXPECT(zeppelin_kat_entropy_fill(kat, wire, 10) == 0);
+  OK(zeppelin_object_destroy(kat));
+  IS(zeppelin_rng_prefetch((ZeppelinRng *)o.pt), ZEPPELIN_STATUS_BAD_OBJECT);
+  IS(zeppelin_rng_prefetch(NULL), ZEPPELIN_STATUS_NULL_POINTER);
+  IS(zeppelin_set_public_keystream((const ZeppelinKeystream *)((uint8_t *)&ks + 1)), ZEPPELIN_STATUS_MISALIGNED);
   group("failing keystream and TRNG callbacks: errors, outputs wiped");
 
   /* RBLWE KATs */
