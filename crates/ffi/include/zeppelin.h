@@ -94,6 +94,9 @@
 // Storage bytes of a `ZeppelinRblweMaskedKey` (any set).
 #define ZEPPELIN_RBLWE_MASKED_KEY_SIZE (8 + (2 * 512))
 
+// Storage bytes of a `ZeppelinRblweCcaKey` (any set).
+#define ZEPPELIN_RBLWE_CCA_KEY_SIZE (((8 + (512 / 8)) + (2 * 512)) + 96)
+
 // Storage bytes of a `ZeppelinRblweCcaMaskedKey` (any set).
 #define ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE ((8 + (4 * 512)) + 96)
 
@@ -187,6 +190,10 @@ typedef struct ZeppelinPlaintext ZeppelinPlaintext;
 
 // Opaque: a BFV public key.
 typedef struct ZeppelinPublicKey ZeppelinPublicKey;
+
+// Opaque: a CCA2 secret key, parsed and checked once (zeroized by
+// `zeppelin_object_destroy`).
+typedef struct ZeppelinRblweCcaKey ZeppelinRblweCcaKey;
 
 // Opaque: a CCA2 secret key with a masked CPA key inside.
 typedef struct ZeppelinRblweCcaMaskedKey ZeppelinRblweCcaMaskedKey;
@@ -799,6 +806,33 @@ ZeppelinStatus zeppelin_rblwe_cca_decrypt(uint32_t set,
                                           struct ZeppelinRng *rng,
                                           uint8_t *message_out,
                                           size_t message_len);
+
+// Makes a CCA2 secret key object in `storage` (`ZEPPELIN_RBLWE_CCA_KEY_SIZE`) from the secret
+// key bytes `sk`, parsed and checked once, so that `zeppelin_rblwe_cca_key_decrypt` does not
+// parse them on every call as `zeppelin_rblwe_cca_decrypt` does.
+//
+// # Safety
+// `storage` valid for `storage_len` bytes and used for nothing else while the object lives;
+// `sk` for `sk_len`; `out` valid for a write.
+ZeppelinStatus zeppelin_rblwe_cca_key_init(uint32_t set,
+                                           void *storage,
+                                           size_t storage_len,
+                                           const uint8_t *sk,
+                                           size_t sk_len,
+                                           struct ZeppelinRblweCcaKey **out);
+
+// CCA2 decryption with a key object of `zeppelin_rblwe_cca_key_init` (implicit rejection as
+// `zeppelin_rblwe_cca_decrypt`).
+//
+// # Safety
+// `key` from `zeppelin_rblwe_cca_key_init`; buffers valid for their lengths; `rng` from
+// `zeppelin_rng_init`.
+ZeppelinStatus zeppelin_rblwe_cca_key_decrypt(struct ZeppelinRblweCcaKey *key,
+                                              const uint8_t *ct,
+                                              size_t ct_len,
+                                              struct ZeppelinRng *rng,
+                                              uint8_t *message_out,
+                                              size_t message_len);
 
 // Makes a masked CCA2 secret key in `storage` (`ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE`) from the
 // secret key bytes `sk`, the CPA secret split into fresh shares from `rng`.

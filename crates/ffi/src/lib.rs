@@ -52,9 +52,9 @@ pub unsafe extern "C" fn zeppelin_object_destroy(object: *mut c_void) -> Zeppeli
         match kind {
             object::Kind::Rng => object::destroy::<rng::Pool>(object),
             object::Kind::KatEntropy => object::destroy::<::rblwe::KatEntropy>(object),
-            object::Kind::RblweMaskedKey | object::Kind::RblweCcaMaskedKey => {
-                rblwe::destroy(kind, preset, object)?
-            }
+            object::Kind::RblweMaskedKey
+            | object::Kind::RblweCcaMaskedKey
+            | object::Kind::RblweCcaKey => rblwe::destroy(kind, preset, object)?,
             _ => bfv::destroy(kind, preset, object)?,
         }
         Ok(())

@@ -39,10 +39,11 @@ pub(crate) enum Kind {
     KatEntropy = 8,
     RblweMaskedKey = 9,
     RblweCcaMaskedKey = 10,
+    RblweCcaKey = 11,
 }
 
 impl Kind {
-    const ALL: [Kind; 10] = [
+    const ALL: [Kind; 11] = [
         Kind::SecretKey,
         Kind::PublicKey,
         Kind::Ciphertext,
@@ -53,6 +54,7 @@ impl Kind {
         Kind::KatEntropy,
         Kind::RblweMaskedKey,
         Kind::RblweCcaMaskedKey,
+        Kind::RblweCcaKey,
     ];
 }
 

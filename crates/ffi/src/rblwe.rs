@@ -35,6 +35,8 @@ pub const ZEPPELIN_RBLWE_MAX_CCA_SECRET_KEY_BYTES: usize = 512 / 8 + 32 + 2 * 51
 pub const ZEPPELIN_RBLWE_MAX_CCA_CIPHERTEXT_BYTES: usize = 2 * 512 + 512 / 4;
 /// Storage bytes of a `ZeppelinRblweMaskedKey` (any set).
 pub const ZEPPELIN_RBLWE_MASKED_KEY_SIZE: usize = 8 + 2 * 512;
+/// Storage bytes of a `ZeppelinRblweCcaKey` (any set).
+pub const ZEPPELIN_RBLWE_CCA_KEY_SIZE: usize = 8 + 512 / 8 + 2 * 512 + 96;
 /// Storage bytes of a `ZeppelinRblweCcaMaskedKey` (any set).
 pub const ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE: usize = 8 + 4 * 512 + 96;
 
@@ -46,12 +48,20 @@ assert_fits!(MaskedSecretKey<Set2>, ZEPPELIN_RBLWE_MASKED_KEY_SIZE);
 assert_fits!(CcaSecretKey<Set3, MaskedSecretKey<Set3>>, ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE);
 assert_fits!(CcaSecretKey<Set1, MaskedSecretKey<Set1>>, ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE);
 assert_fits!(CcaSecretKey<Set2, MaskedSecretKey<Set2>>, ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE);
+assert_fits!(CcaSecretKey<Set1>, ZEPPELIN_RBLWE_CCA_KEY_SIZE);
+assert_fits!(CcaSecretKey<Set2>, ZEPPELIN_RBLWE_CCA_KEY_SIZE);
+assert_fits!(CcaSecretKey<Set3>, ZEPPELIN_RBLWE_CCA_KEY_SIZE);
 const _: () = assert!(CcaSecretKey::<Set3>::BYTES == ZEPPELIN_RBLWE_MAX_CCA_SECRET_KEY_BYTES);
 const _: () = assert!(CcaCiphertext::<Set3>::BYTES == ZEPPELIN_RBLWE_MAX_CCA_CIPHERTEXT_BYTES);
 
 /// Opaque: a masked CPA secret key (two arithmetic shares; zeroized by
 /// `zeppelin_object_destroy`).
 pub struct ZeppelinRblweMaskedKey {
+    _opaque: [u8; 0],
+}
+/// Opaque: a CCA2 secret key, parsed and checked once (zeroized by
+/// `zeppelin_object_destroy`).
+pub struct ZeppelinRblweCcaKey {
     _opaque: [u8; 0],
 }
 /// Opaque: a CCA2 secret key with a masked CPA key inside.
@@ -131,6 +141,7 @@ pub(crate) unsafe fn destroy(kind: Kind, set: u8, obj: *mut c_void) -> Result<()
             match kind {
                 Kind::RblweMaskedKey => object::destroy::<MaskedSecretKey<P>>(obj),
                 Kind::RblweCcaMaskedKey => object::destroy::<CcaSecretKey<P, MaskedSecretKey<P>>>(obj),
+                Kind::RblweCcaKey => object::destroy::<CcaSecretKey<P>>(obj),
                 _ => return Err(ZeppelinStatus::BadObject),
             }
             Ok(())
@@ -445,6 +456,60 @@ pub unsafe extern "C" fn zeppelin_rblwe_cca_decrypt(
             let mut sk = CcaSecretKey::<P>::from_bytes(sk)?;
             let ct = CcaCiphertext::<P>::from_bytes(ct)?;
             cca::decrypt::<P, H, _, _, CAP>(&mut sk, &ct, pool, out).map_err(Into::into)
+        })
+    })
+}
+
+/// Makes a CCA2 secret key object in `storage` (`ZEPPELIN_RBLWE_CCA_KEY_SIZE`) from the secret
+/// key bytes `sk`, parsed and checked once, so that `zeppelin_rblwe_cca_key_decrypt` does not
+/// parse them on every call as `zeppelin_rblwe_cca_decrypt` does.
+///
+/// # Safety
+/// `storage` valid for `storage_len` bytes and used for nothing else while the object lives;
+/// `sk` for `sk_len`; `out` valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn zeppelin_rblwe_cca_key_init(
+    set: u32,
+    storage: *mut c_void,
+    storage_len: usize,
+    sk: *const u8,
+    sk_len: usize,
+    out: *mut *mut ZeppelinRblweCcaKey,
+) -> ZeppelinStatus {
+    run(|| unsafe {
+        let sk = object::input(sk, sk_len)?;
+        with_set!(set, P => {
+            let key = CcaSecretKey::<P>::from_bytes(sk)?;
+            object::init(storage, storage_len, out, Kind::RblweCcaKey, set as u8, || key)
+        })
+    })
+}
+
+/// CCA2 decryption with a key object of `zeppelin_rblwe_cca_key_init` (implicit rejection as
+/// `zeppelin_rblwe_cca_decrypt`).
+///
+/// # Safety
+/// `key` from `zeppelin_rblwe_cca_key_init`; buffers valid for their lengths; `rng` from
+/// `zeppelin_rng_init`.
+#[no_mangle]
+pub unsafe extern "C" fn zeppelin_rblwe_cca_key_decrypt(
+    key: *mut ZeppelinRblweCcaKey,
+    ct: *const u8,
+    ct_len: usize,
+    rng: *mut ZeppelinRng,
+    message_out: *mut u8,
+    message_len: usize,
+) -> ZeppelinStatus {
+    run(|| unsafe {
+        let set = preset_of(key, Kind::RblweCcaKey)?;
+        let ct = object::input(ct, ct_len)?;
+        let pool = pool(rng)?;
+        let out = object::output(message_out, message_len)?;
+        with_set!(set, P => {
+            let out = front(out, P::BITS_BYTES)?;
+            let ct = CcaCiphertext::<P>::from_bytes(ct)?;
+            let key = get_mut::<CcaSecretKey<P>, _>(key);
+            cca::decrypt::<P, H, _, _, CAP>(key, &ct, pool, out).map_err(Into::into)
         })
     })
 }

@@ -69,6 +69,7 @@ static int32_t sim_trng(void *ctx, uint8_t *buf, size_t len) {
 /* RBLWE operations with the TRNG stand-in and a prefetched pool (filled outside the window,
  * the Rust firmware's "prefetched" column), round trips checked. */
 static uint64_t rng_mem[(ZEPPELIN_RNG_SIZE + 7) / 8];
+static uint64_t ck_mem[(ZEPPELIN_RBLWE_CCA_KEY_SIZE + 7) / 8];
 static uint64_t mk_mem[(ZEPPELIN_RBLWE_MASKED_KEY_SIZE + 7) / 8], cmk_mem[(ZEPPELIN_RBLWE_CCA_MASKED_KEY_SIZE + 7) / 8];
 static uint8_t pk[1024], sk[64], ct[1024], msg[64], dec[64], csk[ZEPPELIN_RBLWE_MAX_CCA_SECRET_KEY_BYTES];
 static uint8_t cct[ZEPPELIN_RBLWE_MAX_CCA_CIPHERTEXT_BYTES];
@@ -79,6 +80,7 @@ static void rblwe_measure(uint32_t set, const char *name) {
   ZeppelinRblweSizes z;
   ZeppelinRblweMaskedKey *mk = NULL;
   ZeppelinRblweCcaMaskedKey *cmk = NULL;
+  ZeppelinRblweCcaKey *ck = NULL;
   int ok = zeppelin_rblwe_sizes(set, &z) == ZEPPELIN_STATUS_OK &&
            zeppelin_rng_init(rng_mem, sizeof rng_mem, sim_trng, NULL, &rng) == ZEPPELIN_STATUS_OK;
   label = name;
@@ -97,6 +99,10 @@ static void rblwe_measure(uint32_t set, const char *name) {
   TIMED("cca encrypt", zeppelin_rblwe_cca_encrypt(set, pk, z.public_key, msg, z.message, rng, cct, sizeof cct));
   TIMED("cca decrypt (key from bytes)", zeppelin_rblwe_cca_decrypt(set, csk, z.cca_secret_key, cct, z.cca_ciphertext, rng, dec, sizeof dec));
   ok = ok && memcmp(dec, msg, z.message) == 0;
+  TIMED("cca key object from bytes", zeppelin_rblwe_cca_key_init(set, ck_mem, sizeof ck_mem, csk, z.cca_secret_key, &ck));
+  memset(dec, 0, sizeof dec);
+  TIMED("cca decrypt (key object)", zeppelin_rblwe_cca_key_decrypt(ck, cct, z.cca_ciphertext, rng, dec, sizeof dec));
+  ok = ok && memcmp(dec, msg, z.message) == 0;
   TIMED("masked cca keygen", zeppelin_rblwe_cca_masked_keygen(set, seed, rng, pk, sizeof pk, cmk_mem, sizeof cmk_mem, &cmk));
   ok = ok && zeppelin_rblwe_cca_encrypt(set, pk, z.public_key, msg, z.message, rng, cct, sizeof cct) == ZEPPELIN_STATUS_OK;
   TIMED("masked cca decrypt", zeppelin_rblwe_cca_masked_decrypt(cmk, cct, z.cca_ciphertext, rng, dec, sizeof dec));
@@ -104,6 +110,7 @@ static void rblwe_measure(uint32_t set, const char *name) {
 #undef TIMED
   zeppelin_object_destroy(mk);
   zeppelin_object_destroy(cmk);
+  zeppelin_object_destroy(ck);
   zeppelin_object_destroy(rng);
   memset(sk, 0, sizeof sk);
   memset(csk, 0, sizeof csk);

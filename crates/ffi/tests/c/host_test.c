@@ -449,6 +449,23 @@ static void rblwe_round_trips(ZeppelinRng *rng) {
       OK(zeppelin_rblwe_cca_encrypt(set, pk, z.public_key, msg, z.message, rng, cct, sizeof cct));
       OK(zeppelin_rblwe_cca_decrypt(set, csk, z.cca_secret_key, cct, z.cca_ciphertext, rng, dec, sizeof dec));
       if (set != 2) EXPECT(memcmp(dec, msg, z.message) == 0);
+      /* the key object decrypts exactly as the bytes do, tampered ciphertexts included */
+      uint64_t ck_mem[(ZEPPELIN_RBLWE_CCA_KEY_SIZE + 7) / 8];
+      ZeppelinRblweCcaKey *ck;
+      uint8_t dec2[64];
+      OK(zeppelin_rblwe_cca_key_init(set, ck_mem, sizeof ck_mem, csk, z.cca_secret_key, &ck));
+      OK(zeppelin_rblwe_cca_key_decrypt(ck, cct, z.cca_ciphertext, rng, dec2, sizeof dec2));
+      EXPECT(memcmp(dec2, dec, z.message) == 0);
+      cct[round] ^= 1;
+      OK(zeppelin_rblwe_cca_decrypt(set, csk, z.cca_secret_key, cct, z.cca_ciphertext, rng, dec, sizeof dec));
+      OK(zeppelin_rblwe_cca_key_decrypt(ck, cct, z.cca_ciphertext, rng, dec2, sizeof dec2));
+      EXPECT(memcmp(dec2, dec, z.message) == 0);
+      if (set != 2) EXPECT(memcmp(dec2, msg, z.message) != 0); /* implicit rejection */
+      IS(zeppelin_rblwe_cca_key_decrypt((ZeppelinRblweCcaKey *)mk_mem, cct, z.cca_ciphertext, rng, dec2, sizeof dec2), ZEPPELIN_STATUS_BAD_OBJECT);
+      IS(zeppelin_rblwe_cca_key_decrypt(ck, cct, z.cca_ciphertext - 1, rng, dec2, sizeof dec2), ZEPPELIN_STATUS_LENGTH);
+      IS(zeppelin_rblwe_cca_key_init(set, ck_mem, 64, csk, z.cca_secret_key, &ck), ZEPPELIN_STATUS_STORAGE_TOO_SMALL);
+      OK(zeppelin_object_destroy(ck));
+      IS(zeppelin_rblwe_cca_key_decrypt(ck, cct, z.cca_ciphertext, rng, dec2, sizeof dec2), ZEPPELIN_STATUS_BAD_OBJECT);
     }
   }
 }
@@ -553,7 +570,7 @@ int main(int argc, char **argv) {
   round_trips(&other, rng);
   group("zeppelin4096 round trips (every path and level, wire forms, noise budget, fixed point)");
   rblwe_round_trips(rng);
-  group("rblwe round trips (CPA, CCA2, masked, sets 1-3)");
+  group("rblwe round trips (CPA, CCA2 from bytes and key object, masked, sets 1-3)");
   invalid_bfv(&o, &other, rng);
   group("seal4096 invalid inputs refused with status codes");
   invalid_bfv(&other, &o, rng);
