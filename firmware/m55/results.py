@@ -11,6 +11,113 @@ import sys
 PAPER_NTT = (285_002, 300_421)          # cycles per prime, forward / inverse (REFERENCE.md)
 PAPER_ENC_SEEDED = 3_808_000            # 4.76 ms x 800 MHz, encode + seeded encrypt
 PAPER_DEC = 4_304_000                   # 5.38 ms x 800 MHz, decrypt + decode
+PAPER_NTT_RATIO = "2.55–2.79×"           # its scalar/vector NTT ratio (REFERENCE.md)
+PAPER_RAM = (1536 * 1024, 0.27, 0.32)   # peak live set 27–32 % of 1536 KB (REFERENCE.md)
+
+TABLE3_NAMES = {
+    "encode_seeded_encrypt": "encode + seeded encrypt",
+    "encode_symmetric_encrypt": "encode + classic symmetric encrypt",
+    "encode_public_encrypt": "encode + public-key encrypt",
+    "decrypt_decode": "decrypt + decode",
+    "decrypt_seeded_decode": "decrypt seeded + decode",
+}
+
+
+def table3_section(lines, w):
+    """Table 3: end to end with the scalar NTT against the Helium NTT, same image."""
+    rows = {}
+    ntt = {}
+    for l in lines:
+        if not l.startswith("TABLE3 | ") or l.startswith("TABLE3 | operation"):
+            continue
+        c = [x.strip() for x in l.split("|")[1:-1]]
+        rows.setdefault(c[0], []).append(c[1:])
+    names = {"seal4096": "Seal4096", "zeppelin4096": "Zeppelin4096", "seal8192": "Seal8192"}
+    for l in lines:
+        f = l.split()
+        if len(f) == 6 and f[0] == "METRIC" and f[2] in ("ntt_forward", "ntt_inverse"):
+            ntt.setdefault(names.get(f[1], f[1]), {})[(f[2], f[3])] = int(f[4])
+    if not rows:
+        return
+    w("## Table 3 on target: end to end, scalar NTT against Helium NTT (same image)\n")
+    w("The paper's Table 3 sets its client's end-to-end times with a scalar NTT beside those with its "
+      "Helium NTT. Here the same image runs every operation twice on the same objects, with two workspaces "
+      "that differ in the forward and inverse transforms only: `Mve` (the Helium NTT) and `ScalarNtt` "
+      "(`src/scalar_ntt.rs`: zeppelin-ring's scalar `Portable` transforms, every other kernel Helium). "
+      "Keystream excluded (the recorded bytes replayed), median of 11 runs; both runs must write the bytes "
+      "of the recording run (PASS lines above). **Instructions here, cycles there.**\n")
+    for preset, rs in rows.items():
+        paper = preset == "Zeppelin4096"
+        head = "| operation | scalar NTT | Helium NTT | saved by the Helium NTT | ratio | stack bytes (scalar / Helium) |"
+        sep = "|---|---:|---:|---:|---:|---:|"
+        if paper:
+            head += " paper, Helium NTT (cycles) |"
+            sep += "---:|"
+        w(f"**{preset}**\n")
+        w(head)
+        w(sep)
+        for r in rs:
+            scalar, helium = int(r[1]), int(r[2])
+            line = (f"| {TABLE3_NAMES.get(r[0], r[0])} | {num(scalar)} | {num(helium)} | {num(scalar - helium)} | "
+                    f"{r[3].replace('x', '×')} | {r[4].replace(' / ', ' / ')} |")
+            if paper:
+                line += {"encode_seeded_encrypt": f" {num(PAPER_ENC_SEEDED)} |",
+                         "decrypt_decode": f" {num(PAPER_DEC)} |"}.get(r[0], " |")
+            w(line)
+        w("")
+    if ntt:
+        w("The transforms alone, on each preset's own tables (largest median over its data primes; from the "
+          "`METRIC ... ntt_*` lines):\n")
+        w("| preset | forward scalar | forward Helium | ratio | inverse scalar | inverse Helium | ratio | paper fwd / inv (cycles, Helium) |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for preset, m in ntt.items():
+            pf, mf = m[("ntt_forward", "portable")], m[("ntt_forward", "mve")]
+            pi, mi = m[("ntt_inverse", "portable")], m[("ntt_inverse", "mve")]
+            paper = f"{num(PAPER_NTT[0])} / {num(PAPER_NTT[1])}" if preset == "Zeppelin4096" else "—"
+            w(f"| {preset} | {num(pf)} | {num(mf)} | {pf / mf:.2f}× | {num(pi)} | {num(mi)} | {pi / mi:.2f}× | {paper} |")
+        w("")
+    w(f"The paper's own scalar column is not in the sources this repository keeps (REFERENCE.md carries its "
+      f"Helium end-to-end times, 4.76 ms and 5.38 ms at 800 MHz, and its scalar/vector NTT ratio, "
+      f"{PAPER_NTT_RATIO} in cycles); its Helium figures stand beside the Helium column. The ratios here are "
+      "in instructions, where one MVE instruction counts once, so they are not the paper's cycle ratios.\n")
+
+
+def table7_section(lines, w):
+    """Table 7: live memory per stage of encryption and decryption, measured on target."""
+    rows = {}
+    for l in lines:
+        if l.startswith("TABLE7 | "):
+            c = [x.strip() for x in l.split("|")[1:-1]]
+            rows.setdefault(c[0], []).append(c[1:])
+    if not rows:
+        return
+    w("## Table 7 on target: live memory per stage of encryption and decryption\n")
+    w("Each stage is one client call, run on its own in the order a device runs them (software AES-CTR on "
+      "both streams, Helium backend; `src/stages.rs`). **Stack**: the call's high-water mark by stack "
+      "painting. **Static objects**: the objects live in that stage — what it reads or writes and the key "
+      "kept for the next stage — at their exact sizes (`size_of` of the client's types, printed by the "
+      "firmware). **Live** = stack + static objects. **Tables**: the read-only tables the stage reads (NTT "
+      "tables of the data primes; the encoder's table of t and slot permutations), apart because a board "
+      "keeps them in flash or DTCM. Bytes.\n")
+    for preset, rs in rows.items():
+        w(f"**{preset}**\n")
+        w("| path | stage | stack | static objects | live | read-only tables | objects live (bytes) |")
+        w("|---|---|---:|---:|---:|---:|---|")
+        peak = {}
+        for path, stage, stack, static, tables, objects in rs:
+            live = int(stack) + int(static)
+            kind = path.split()[0]
+            if live > peak.get(kind, (0, ""))[0]:
+                peak[kind] = (live, stage)
+            objs = "; ".join(f"{' '.join(o.split()[:-1])} {num(o.split()[-1])}" for o in objects.split("; "))
+            w(f"| {path} | {stage} | {num(stack)} | {num(static)} | {num(live)} | {num(tables)} | {objs} |")
+        w("")
+        w(f"Peak live memory: symmetric client {num(peak['symmetric'][0])} bytes ({peak['symmetric'][1]}), "
+          f"public-key client {num(peak['public-key'][0])} bytes ({peak['public-key'][1]}).\n")
+    total, lo, hi = PAPER_RAM
+    w(f"Paper (its RAM figures, REFERENCE.md): peak live set 27–32 % of 1536 KB, i.e. {num(total * lo)}–"
+      f"{num(total * hi)} bytes, stack below 2 KB, no heap. Its per-stage rows are not in the sources this "
+      "repository keeps, so only that envelope stands beside the rows here.\n")
 
 
 def num(x):
@@ -190,6 +297,7 @@ def main():
       "keeps the constant-time software AES (or a board's AES peripheral). `Bfv<P, A, E>` takes the two as "
       "separate type parameters and `E` requires the `SecretKeystream` marker, which the table AES does not "
       "implement, so it cannot be plugged into the secret stream (a compile_fail doc test shows it).\n")
+    table3_section(lines, w)
     w("## Memory\n")
     w("Client-only images (`src/bin/client_*`: keys, workspace, one ciphertext, slots, plaintext; no test data), "
       "`arm-none-eabi-size -A`, bytes:\n")
@@ -221,6 +329,13 @@ def main():
       + ", ".join(f"`{k}` {num(v)}" for k, v in sizes.items()) +
       " (`.bulk`: NTT vectors and KAT files, test-only, outside the 512 KiB code memory; `.bss`: the objects "
       "of both presets, keystream tapes and test buffers).\n")
+    table7_section(lines, w)
+    metrics = next((l for l in lines if l.startswith("METRICS RESULT")), None)
+    if metrics:
+        w("## Machine-readable figures\n")
+        w("`run.sh` prints one `METRIC <preset> <operation> <variant> <instructions> <stack-bytes>` line per "
+          "figure and one `RAM <image> <bytes>` line per client image (README: \"Machine-readable figures\"); "
+          f"`check_metrics.py` on this run: `{metrics}`.\n")
     w("## Binary audit (`audit.sh` -> `security/audit`, rules in `security/audit/engine.py`)\n")
     w(f"`{audit}`. Each of the eight images (test, Seal8192, six clients) is audited over the call graph "
       "walked from its roots (BFV keygen, encoder, symmetric/seeded/public-key encryption, decryption, "

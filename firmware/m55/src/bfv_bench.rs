@@ -4,6 +4,7 @@
 
 use crate::harness::Harness;
 use crate::meter::{median_instructions, stack_bytes, RUNS};
+use crate::metric::{metric, preset_id, slug};
 use crate::table_aes::TableAesCtr128;
 use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
@@ -49,7 +50,7 @@ pub const PK_SEED_E: [u8; 32] = [0x33; 32];
 pub const ENC_SEED_A: [u8; 32] = [0x44; 32];
 pub const ENC_SEED_E: [u8; 32] = [0x55; 32];
 
-fn seeds() -> EncryptionSeeds {
+pub(crate) fn seeds() -> EncryptionSeeds {
     EncryptionSeeds {
         a: PublicSeed(ENC_SEED_A),
         e: SecretSeed::from_bytes(ENC_SEED_E),
@@ -137,7 +138,7 @@ fn fnv(mut h: u64, words: &[u32]) -> u64 {
 }
 
 /// FNV-1a over everything the operations write.
-fn digest<P: Params>(o: &Objects<P>) -> u64 {
+pub(crate) fn digest<P: Params>(o: &Objects<P>) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325;
     h = fnv(h, &o.sk.ntt_residues());
     h = fnv(h, &o.pk.p0());
@@ -304,5 +305,12 @@ pub fn print_table<P: Params>(preset: &str, rows: &[Row]) {
             r.stack[1],
             r.stack[2]
         );
+    }
+    let id = preset_id(preset);
+    for r in rows {
+        let op = slug(r.name);
+        metric(&id, op, "software", r.software_aes, r.stack[0]);
+        metric(&id, op, "table_public", r.table_aes_public, r.stack[1]);
+        metric(&id, op, "excluded", r.keystream_excluded, r.stack[2]);
     }
 }

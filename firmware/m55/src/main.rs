@@ -10,6 +10,7 @@ mod bfv_bench;
 mod harness;
 mod kat;
 mod meter;
+mod metric;
 mod mve_tests;
 mod ring_tests;
 mod sampler_tests;
@@ -84,6 +85,11 @@ fn main() -> ! {
     bfv_bench::print_table::<Seal4096>("Seal4096", &rows);
     let rows = bfv_bench::run(&mut h, zep);
     bfv_bench::print_table::<Zeppelin4096>("Zeppelin4096", &rows);
+    // Each preset's NTTs on its own tables (METRIC lines; Tables 3 and 7: src/bin/paper_tables.rs).
+    metric::ntt_metrics::<Seal4096, _>("Seal4096", "portable", Portable, &mut bufs[0]);
+    metric::ntt_metrics::<Seal4096, _>("Seal4096", "mve", Mve, &mut bufs[0]);
+    metric::ntt_metrics::<Zeppelin4096, _>("Zeppelin4096", "portable", Portable, &mut bufs[0]);
+    metric::ntt_metrics::<Zeppelin4096, _>("Zeppelin4096", "mve", Mve, &mut bufs[0]);
 
     hprintln!("RESULT {} passed, {} failed", h.passed, h.failed);
     h.exit()

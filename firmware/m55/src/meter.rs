@@ -21,6 +21,12 @@ pub fn median_instructions<F: FnMut()>(mut f: F) -> u32 {
     median_of(|| instructions(&mut f))
 }
 
+/// [`median_instructions`] of `f`, and the stack high-water mark of one more call of it.
+pub fn median_of_instructions_stack<F: FnMut()>(mut f: F) -> (u32, usize) {
+    let n = median_instructions(&mut f);
+    (n, stack_bytes(f))
+}
+
 /// How much of the stack below the caller's frame may be painted.
 const PAINT_BYTES: usize = 16 * 1024;
 

@@ -18,6 +18,12 @@ mod harness;
 #[path = "../meter.rs"]
 #[expect(dead_code, reason = "shared with the main image, which uses all of it")]
 mod meter;
+#[path = "../metric.rs"]
+#[expect(
+    dead_code,
+    reason = "the NTT figures are the main image's: calling the transforms from here changes this audited image's inlining"
+)]
+mod metric;
 
 use cortex_m_semihosting::hprintln;
 use harness::Harness;
@@ -262,6 +268,13 @@ fn measure(h: &mut Harness, o: &mut Objects) {
             let _ = op(o);
         });
         hprintln!("TABLE | {} | {} | {} |", name, instructions, stack);
+        metric::metric(
+            "seal8192",
+            metric::slug(name),
+            "software",
+            instructions,
+            stack,
+        );
         h.check(name, r.is_ok(), format_args!("{r:?}"));
     }
     // The last two rows decrypted the public-key and the seeded ciphertext of the slots.
