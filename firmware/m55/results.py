@@ -40,12 +40,15 @@ def table3_section(lines, w):
     if not rows:
         return
     w("## Table 3 on target: end to end, scalar NTT against Helium NTT (same image)\n")
+    start = next((i for i, l in enumerate(lines) if l.startswith("== on target: the paper-tables image")), 0)
+    tables_result = next((l for l in lines[start:] if l.startswith("RESULT ")), "RESULT line missing")
     w("The paper's Table 3 sets its client's end-to-end times with a scalar NTT beside those with its "
       "Helium NTT. Here the same image runs every operation twice on the same objects, with two workspaces "
       "that differ in the forward and inverse transforms only: `Mve` (the Helium NTT) and `ScalarNtt` "
       "(`src/scalar_ntt.rs`: zeppelin-ring's scalar `Portable` transforms, every other kernel Helium). "
       "Keystream excluded (the recorded bytes replayed), median of 11 runs; both runs must write the bytes "
-      "of the recording run (PASS lines above). **Instructions here, cycles there.**\n")
+      f"of the recording run. Image `paper_tables` (`src/bin/paper_tables.rs`; with Table 7): `{tables_result}`. "
+      "**Instructions here, cycles there.**\n")
     for preset, rs in rows.items():
         paper = preset == "Zeppelin4096"
         head = "| operation | scalar NTT | Helium NTT | saved by the Helium NTT | ratio | stack bytes (scalar / Helium) |"
@@ -59,7 +62,7 @@ def table3_section(lines, w):
         for r in rs:
             scalar, helium = int(r[1]), int(r[2])
             line = (f"| {TABLE3_NAMES.get(r[0], r[0])} | {num(scalar)} | {num(helium)} | {num(scalar - helium)} | "
-                    f"{r[3].replace('x', '×')} | {r[4].replace(' / ', ' / ')} |")
+                    f"{r[3].replace('x', '×')} | {' / '.join(num(x) for x in r[4].split(' / '))} |")
             if paper:
                 line += {"encode_seeded_encrypt": f" {num(PAPER_ENC_SEEDED)} |",
                          "decrypt_decode": f" {num(PAPER_DEC)} |"}.get(r[0], " |")
@@ -115,7 +118,7 @@ def table7_section(lines, w):
         w(f"Peak live memory: symmetric client {num(peak['symmetric'][0])} bytes ({peak['symmetric'][1]}), "
           f"public-key client {num(peak['public-key'][0])} bytes ({peak['public-key'][1]}).\n")
     total, lo, hi = PAPER_RAM
-    w(f"Paper (its RAM figures, REFERENCE.md): peak live set 27–32 % of 1536 KB, i.e. {num(total * lo)}–"
+    w(f"Paper (its RAM figures, REFERENCE.md): peak live set 27–32 % of 1536 KB ({num(total)} bytes), i.e. {num(total * lo)}–"
       f"{num(total * hi)} bytes, stack below 2 KB, no heap. Its per-stage rows are not in the sources this "
       "repository keeps, so only that envelope stands beside the rows here.\n")
 
@@ -178,7 +181,7 @@ def main():
     w("Produced by\n\n```\nfirmware/m55/run.sh | tee /tmp/m55.txt\npython3 firmware/m55/results.py /tmp/m55.txt > firmware/m55/RESULTS.md\n```\n")
     w("`run.sh` builds the image (`thumbv8m.main-none-eabihf`, `+mve`, release, LTO), runs it under "
       "`qemu-system-arm -M mps3-an547 -nographic -icount shift=0 -semihosting-config enable=on,target=native`, "
-      "runs the four client-only images and the binary audit (`audit.sh`); this file is generated from its output. "
+      "runs the paper-tables image (Tables 3 and 7), the Seal8192 image, the six client-only images and the binary audit (`audit.sh`); this file is generated from its output. "
       f"Tools of this run: {version(['/usr/bin/rustc', '--version'])} (Debian `rustc-web`, `-Zbuild-std=core`), "
       f"{version(['arm-none-eabi-ld', '--version'])}, {version(['qemu-system-arm', '--version'])}.\n")
     w("**Units.** Figures here are **instructions retired under QEMU** (`-icount shift=0`: one instruction per ns "

@@ -309,8 +309,8 @@ pub fn print_table<P: Params>(preset: &str, rows: &[Row]) {
     let id = preset_id(preset);
     for r in rows {
         let op = slug(r.name);
-        metric(&id, op, "software", r.software_aes, r.stack[0]);
-        metric(&id, op, "table_public", r.table_aes_public, r.stack[1]);
-        metric(&id, op, "excluded", r.keystream_excluded, r.stack[2]);
+        metric(id, op, "software", r.software_aes, r.stack[0]);
+        metric(id, op, "table_public", r.table_aes_public, r.stack[1]);
+        metric(id, op, "excluded", r.keystream_excluded, r.stack[2]);
     }
 }
