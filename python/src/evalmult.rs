@@ -25,7 +25,10 @@ fn split(words: &[u32], count: usize, len: usize, what: &str) -> BindResult<Vec<
             words.len()
         )));
     }
-    Ok(words.chunks_exact(len.max(1)).map(<[u32]>::to_vec).collect())
+    Ok(words
+        .chunks_exact(len.max(1))
+        .map(<[u32]>::to_vec)
+        .collect())
 }
 
 /// One session's inputs, checked against its context before anything is sent.
@@ -47,8 +50,18 @@ impl Session {
         let ctx = RnsContext::new(ring_dim, moduli).map_err(evalmult_error)?;
         let towers = ctx.towers();
         let poly = ctx.poly_len();
-        let a = split(&words::from_le_bytes(evk_a, "evk_a")?, towers, poly, "evk_a")?;
-        let b = split(&words::from_le_bytes(evk_b, "evk_b")?, towers, poly, "evk_b")?;
+        let a = split(
+            &words::from_le_bytes(evk_a, "evk_a")?,
+            towers,
+            poly,
+            "evk_a",
+        )?;
+        let b = split(
+            &words::from_le_bytes(evk_b, "evk_b")?,
+            towers,
+            poly,
+            "evk_b",
+        )?;
         let key = RelinKey {
             ring_dim,
             moduli: moduli.to_vec(),
@@ -59,7 +72,7 @@ impl Session {
         let x = words::from_le_bytes(x, "x")?;
         let y = words::from_le_bytes(y, "y")?;
         let ct_len = 2 * poly;
-        if x.is_empty() || x.len() % ct_len != 0 || y.len() != x.len() {
+        if x.is_empty() || !x.len().is_multiple_of(ct_len) || y.len() != x.len() {
             return Err(BindError::Input(format!(
                 "x and y must each hold batch × 2 × {towers} × {ring_dim} residues (got {} and {})",
                 x.len(),
@@ -77,9 +90,15 @@ impl Session {
         };
         let pairs: Vec<_> = ciphertexts(&x).into_iter().zip(ciphertexts(&y)).collect();
         for (k, (cx, cy)) in pairs.iter().enumerate() {
-            for (ct, factor) in [(cx, zeppelin_evalmult::Factor::X), (cy, zeppelin_evalmult::Factor::Y)] {
-                ct.check(&ctx, zeppelin_evalmult::CiphertextId::Pair { pair: k, factor })
-                    .map_err(evalmult_error)?;
+            for (ct, factor) in [
+                (cx, zeppelin_evalmult::Factor::X),
+                (cy, zeppelin_evalmult::Factor::Y),
+            ] {
+                ct.check(
+                    &ctx,
+                    zeppelin_evalmult::CiphertextId::Pair { pair: k, factor },
+                )
+                .map_err(evalmult_error)?;
             }
         }
         Ok(Self { ctx, key, pairs })
@@ -104,9 +123,8 @@ impl EvalmultClient {
             })
             .transpose()?;
         let client = py.detach(|| {
-            let mut client = Client::connect(address).map_err(|e| {
-                BindError::Evalmult(format!("cannot connect to {address}: {e}"))
-            })?;
+            let mut client = Client::connect(address)
+                .map_err(|e| BindError::Evalmult(format!("cannot connect to {address}: {e}")))?;
             client.set_timeout(timeout).map_err(evalmult_error)?;
             Ok::<_, BindError>(client)
         })?;
@@ -130,10 +148,9 @@ impl EvalmultClient {
     ) -> PyResult<(Bound<'py, PyBytes>, f64)> {
         let (out, seconds) = py.detach(|| {
             let session = Session::new(ring_dim, &moduli, evk_a, evk_b, x, y)?;
-            let mut client = self
-                .client
-                .lock()
-                .map_err(|_| BindError::Evalmult("the connection was poisoned by an earlier failure".into()))?;
+            let mut client = self.client.lock().map_err(|_| {
+                BindError::Evalmult("the connection was poisoned by an earlier failure".into())
+            })?;
             let start = Instant::now();
             let results = client
                 .eval_mult(&session.ctx, &session.key, &session.pairs, None)

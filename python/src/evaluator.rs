@@ -78,7 +78,8 @@ impl EvaluatorCore {
                 self.preset.name()
             )));
         }
-        Ciphertext::load(&self.ctx, bytes).map_err(BindError::ciphertext("reading a SEAL Ciphertext"))
+        Ciphertext::load(&self.ctx, bytes)
+            .map_err(BindError::ciphertext("reading a SEAL Ciphertext"))
     }
 
     fn save(&self, ct: BindResult<Ciphertext>, compression: ComprMode) -> BindResult<Vec<u8>> {
@@ -222,51 +223,118 @@ impl Evaluator {
         self.core.galois.is_some()
     }
 
-    fn add<'py>(&self, py: Python<'py>, a: &[u8], b: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn add<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        b: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::Add(a, b), compression)
     }
 
-    fn sub<'py>(&self, py: Python<'py>, a: &[u8], b: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn sub<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        b: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::Sub(a, b), compression)
     }
 
-    fn multiply<'py>(&self, py: Python<'py>, a: &[u8], b: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn multiply<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        b: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::Multiply(a, b), compression)
     }
 
-    fn negate<'py>(&self, py: Python<'py>, a: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn negate<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::Negate(a), compression)
     }
 
-    fn square<'py>(&self, py: Python<'py>, a: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn square<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::Square(a), compression)
     }
 
-    fn relinearize<'py>(&self, py: Python<'py>, a: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn relinearize<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::Relinearize(a), compression)
     }
 
-    fn rotate_rows<'py>(&self, py: Python<'py>, a: &[u8], steps: i32, compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn rotate_rows<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        steps: i32,
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::RotateRows(a, steps), compression)
     }
 
-    fn rotate_columns<'py>(&self, py: Python<'py>, a: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn rotate_columns<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::RotateColumns(a), compression)
     }
 
-    fn mod_switch_to_next<'py>(&self, py: Python<'py>, a: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn mod_switch_to_next<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::ModSwitch(a), compression)
     }
 
-    fn add_plain<'py>(&self, py: Python<'py>, a: &[u8], slots: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn add_plain<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        slots: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::AddPlain(a, slots), compression)
     }
 
-    fn sub_plain<'py>(&self, py: Python<'py>, a: &[u8], slots: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn sub_plain<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        slots: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::SubPlain(a, slots), compression)
     }
 
-    fn multiply_plain<'py>(&self, py: Python<'py>, a: &[u8], slots: &[u8], compression: &str) -> PyResult<Bound<'py, PyBytes>> {
+    fn multiply_plain<'py>(
+        &self,
+        py: Python<'py>,
+        a: &[u8],
+        slots: &[u8],
+        compression: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         self.run(py, Op::MultiplyPlain(a, slots), compression)
     }
 

@@ -16,7 +16,13 @@ use crate::words;
 type PresetInfo = (&'static str, usize, u32, Vec<u32>, Option<u32>);
 
 fn info(p: &dyn Preset) -> PresetInfo {
-    (p.name(), p.n(), p.t(), p.data_primes().to_vec(), p.special_prime())
+    (
+        p.name(),
+        p.n(),
+        p.t(),
+        p.data_primes().to_vec(),
+        p.special_prime(),
+    )
 }
 
 /// The names of every device preset.

@@ -26,7 +26,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ZeppelinError", py.get_type::<error::ZeppelinError>())?;
     m.add("InputError", py.get_type::<error::InputError>())?;
-    m.add("KeyDirectoryError", py.get_type::<error::KeyDirectoryError>())?;
+    m.add(
+        "KeyDirectoryError",
+        py.get_type::<error::KeyDirectoryError>(),
+    )?;
     m.add("CiphertextError", py.get_type::<error::CiphertextError>())?;
     m.add("EvaluationError", py.get_type::<error::EvaluationError>())?;
     m.add("ServiceError", py.get_type::<error::ServiceError>())?;

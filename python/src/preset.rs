@@ -289,15 +289,29 @@ impl<P: SealPreset> DeviceKeys for Loaded<P> {
             Mode::Seeded => {
                 let mut ct = Box::new(SeededCiphertext::<P>::zeroed());
                 let seeds = EncryptionSeeds::generate(&mut OsRng);
-                Bfv::<P>::encrypt_seeded_with(self.secret()?, &plain, &seeds, level, &mut ct, &mut ws)
-                    .map_err(device_error("seeded encryption"))?;
+                Bfv::<P>::encrypt_seeded_with(
+                    self.secret()?,
+                    &plain,
+                    &seeds,
+                    level,
+                    &mut ct,
+                    &mut ws,
+                )
+                .map_err(device_error("seeded encryption"))?;
                 device::to_wire_seeded(&ct).map_err(wire)
             }
             Mode::Symmetric => {
                 let mut ct = Box::new(Ciphertext::<P>::zeroed());
                 let seeds = EncryptionSeeds::generate(&mut OsRng);
-                Bfv::<P>::encrypt_symmetric_with(self.secret()?, &plain, &seeds, level, &mut ct, &mut ws)
-                    .map_err(device_error("symmetric encryption"))?;
+                Bfv::<P>::encrypt_symmetric_with(
+                    self.secret()?,
+                    &plain,
+                    &seeds,
+                    level,
+                    &mut ct,
+                    &mut ws,
+                )
+                .map_err(device_error("symmetric encryption"))?;
                 device::to_wire_full(&ct).map_err(wire)
             }
             Mode::Public => {
@@ -373,12 +387,18 @@ impl<P: SealPreset> DeviceKeys for Loaded<P> {
         let keys = KeyDir::new(&self.dir);
         let ctx = Arc::new(self.ctx.seal().clone());
         let relin: Option<RelinKeys> = if keys.path(keydir::RELIN).exists() {
-            Some(keys.relin_keys::<P>(&ctx).map_err(BindError::key_directory)?)
+            Some(
+                keys.relin_keys::<P>(&ctx)
+                    .map_err(BindError::key_directory)?,
+            )
         } else {
             None
         };
         let galois: Option<GaloisKeys> = if keys.path(keydir::GALOIS).exists() {
-            Some(keys.galois_keys::<P>(&ctx).map_err(BindError::key_directory)?)
+            Some(
+                keys.galois_keys::<P>(&ctx)
+                    .map_err(BindError::key_directory)?,
+            )
         } else {
             None
         };

@@ -62,7 +62,11 @@ impl ServiceClient {
         ciphertext: &[u8],
         idempotency_key: Option<&str>,
     ) -> PyResult<(String, bool)> {
-        let receipt = self.block(py, self.client.upload(stream, ciphertext.to_vec(), idempotency_key))?;
+        let receipt = self.block(
+            py,
+            self.client
+                .upload(stream, ciphertext.to_vec(), idempotency_key),
+        )?;
         Ok((receipt.id, receipt.replayed))
     }
 

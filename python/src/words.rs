@@ -6,7 +6,7 @@ use crate::error::{BindError, BindResult};
 
 /// The `u32` words of `bytes` (little-endian); `what` names the array in the error.
 pub fn from_le_bytes(bytes: &[u8], what: &str) -> BindResult<Vec<u32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(BindError::Input(format!(
             "{what}: {} bytes is not a whole number of 32-bit words",
             bytes.len()
