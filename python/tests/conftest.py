@@ -48,10 +48,12 @@ class Seal:
         self.encryptor = seal.Encryptor(self.ctx, self.pk)
         self.decryptor = seal.Decryptor(self.ctx, self.sk)
         self.evaluator = seal.Evaluator(self.ctx)
-        self.relin = seal.RelinKeys()
-        self.relin.load(self.ctx, str(directory / "relin.seal"))
-        self.galois = seal.GaloisKeys()
-        self.galois.load(self.ctx, str(directory / "galois.seal"))
+        if (directory / "relin.seal").exists():
+            self.relin = seal.RelinKeys()
+            self.relin.load(self.ctx, str(directory / "relin.seal"))
+        if (directory / "galois.seal").exists():
+            self.galois = seal.GaloisKeys()
+            self.galois.load(self.ctx, str(directory / "galois.seal"))
         self._count = 0
 
     def load(self, data: bytes) -> seal.Ciphertext:

@@ -83,3 +83,41 @@ def test_evalmult_errors(server, vectors):
     assert client.eval_mult(m["moduli"], evk_a, evk_b, x, y).relin.shape == x.shape
     with pytest.raises(zeppelin.EvalmultError, match="connect"):
         zeppelin.EvalmultClient("127.0.0.1:1")
+
+
+def test_gil_is_released_during_a_session(vectors):
+    """A session against a stand-in server that is Python code in this process: it can read
+    the frames and answer only if the client released the GIL while it streams and waits.
+    Its RLER answer comes back as an EvalmultError with the server's message."""
+    import socket
+    import struct
+    import threading
+
+    m, evk_a, evk_b, x, y, _ = vectors
+    listener = socket.create_server(("127.0.0.1", 0))
+    frames_read: list[int] = []
+
+    def serve_once() -> None:
+        conn, _ = listener.accept()
+        with conn, conn.makefile("rb") as reader:
+            pair_count = (m["towers"] + 1) // 2
+            for _ in range(1 + pair_count):  # RLPT, then one frame per tower pair
+                (length,) = struct.unpack("<Q", reader.read(8))
+                frame = reader.read(8 * length)
+                frames_read.append(struct.unpack_from("<Q", frame)[0] & 0xFFFF_FFFF)
+            message = b"stand-in server is busy"
+            padded = message + b"\0" * (-len(message) % 8)
+            words = [0x524C4552, (len(message) << 32) | 9]
+            body = struct.pack(f"<{len(words)}Q", *words) + padded
+            conn.sendall(struct.pack("<Q", len(body) // 8) + body)
+
+    server = threading.Thread(target=serve_once, daemon=True)
+    server.start()
+    try:
+        client = zeppelin.EvalmultClient(f"127.0.0.1:{listener.getsockname()[1]}", timeout=20)
+        with pytest.raises(zeppelin.EvalmultError, match="stand-in server is busy"):
+            client.eval_mult(m["moduli"], evk_a, evk_b, x, y)
+        assert frames_read == [0x524C5054] + [0x524C4D44] * ((m["towers"] + 1) // 2)  # RLPT, RLMD...
+    finally:
+        server.join(5)
+        listener.close()
