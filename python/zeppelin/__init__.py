@@ -234,51 +234,51 @@ class Evaluator:
 
     def add(self, a: bytes, b: bytes, compression: str = "none") -> bytes:
         """``a + b``."""
-        return self._native.add(a, b, compression)
+        return self._native.add(bytes(a), bytes(b), compression)
 
     def sub(self, a: bytes, b: bytes, compression: str = "none") -> bytes:
         """``a - b``."""
-        return self._native.sub(a, b, compression)
+        return self._native.sub(bytes(a), bytes(b), compression)
 
     def negate(self, a: bytes, compression: str = "none") -> bytes:
         """``-a``."""
-        return self._native.negate(a, compression)
+        return self._native.negate(bytes(a), compression)
 
     def multiply(self, a: bytes, b: bytes, compression: str = "none") -> bytes:
         """``a * b`` (SEAL's BEHZ multiplication; a size-3 result until :meth:`relinearize`)."""
-        return self._native.multiply(a, b, compression)
+        return self._native.multiply(bytes(a), bytes(b), compression)
 
     def square(self, a: bytes, compression: str = "none") -> bytes:
         """``a * a``."""
-        return self._native.square(a, compression)
+        return self._native.square(bytes(a), compression)
 
     def relinearize(self, a: bytes, compression: str = "none") -> bytes:
         """A size-3 ciphertext back to size 2 with the RelinKeys."""
-        return self._native.relinearize(a, compression)
+        return self._native.relinearize(bytes(a), compression)
 
     def rotate_rows(self, a: bytes, steps: int, compression: str = "none") -> bytes:
         """Both rows rotated left by ``steps`` slots (negative: right), with the GaloisKeys."""
-        return self._native.rotate_rows(a, steps, compression)
+        return self._native.rotate_rows(bytes(a), steps, compression)
 
     def rotate_columns(self, a: bytes, compression: str = "none") -> bytes:
         """The two rows swapped, with the GaloisKeys."""
-        return self._native.rotate_columns(a, compression)
+        return self._native.rotate_columns(bytes(a), compression)
 
     def mod_switch_to_next(self, a: bytes, compression: str = "none") -> bytes:
         """The last prime of ``a``'s level dropped."""
-        return self._native.mod_switch_to_next(a, compression)
+        return self._native.mod_switch_to_next(bytes(a), compression)
 
     def add_plain(self, a: bytes, slots: npt.ArrayLike, compression: str = "none") -> bytes:
         """``a + encode(slots)`` (slots below ``t``, missing ones 0)."""
-        return self._native.add_plain(a, _u32_bytes(slots, "slots"), compression)
+        return self._native.add_plain(bytes(a), _u32_bytes(slots, "slots"), compression)
 
     def sub_plain(self, a: bytes, slots: npt.ArrayLike, compression: str = "none") -> bytes:
         """``a - encode(slots)``."""
-        return self._native.sub_plain(a, _u32_bytes(slots, "slots"), compression)
+        return self._native.sub_plain(bytes(a), _u32_bytes(slots, "slots"), compression)
 
     def multiply_plain(self, a: bytes, slots: npt.ArrayLike, compression: str = "none") -> bytes:
         """``a * encode(slots)`` (slot-wise product)."""
-        return self._native.multiply_plain(a, _u32_bytes(slots, "slots"), compression)
+        return self._native.multiply_plain(bytes(a), _u32_bytes(slots, "slots"), compression)
 
     def sum(self, ciphertexts: Iterable[bytes], compression: str = "none") -> bytes:
         """The sum of one or more ciphertexts (SEAL's ``add_many``, as a tree on all cores)."""
