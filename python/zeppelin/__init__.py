@@ -350,7 +350,9 @@ class EvalmultResult:
 class EvalmultClient:
     """A connection to ``zeppelin evalmult serve`` at ``address`` (``"host:port"``), the role
     of the FPGA's host driver. ``timeout``: seconds each read or write may wait (default:
-    forever). Sessions on one client run one at a time."""
+    forever). Sessions on one client run one at a time. Inputs refused before sending and
+    the server's error frames leave the connection usable; after a connection error or a
+    timeout, whose session may be half sent, connect a new client."""
 
     def __init__(self, address: str, timeout: float | None = None):
         self._native = _native.EvalmultClient(address, timeout)
