@@ -53,6 +53,7 @@ if objdump -d --no-show-raw-insn target/release/zeppelin | grep -E 'call.*core_a
   exit 1
 fi
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" .venv/bin/python -m pytest -q tests/interop
+bash scripts/python_test.sh  # the Python package (python/): pip install ./python, pytest beside seal-python
 
 echo "== aggregation service load test, short form (full form: cargo run --release -p zeppelin-service --example load) =="
 # 1,000 uploads from 100 concurrent clients over loopback, then sum, sum_of_squares and dot,

@@ -1,0 +1,63 @@
+"""`zeppelin.ServiceClient` against the real `zeppelin serve` (target/release/zeppelin on port
+0): device ciphertexts uploaded, aggregated by the server, the results decrypted by SEAL."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zeppelin
+from servers import running
+
+
+@pytest.fixture(scope="module")
+def service(binary, keydir, tmp_path_factory):
+    data = tmp_path_factory.mktemp("store")
+    args = [binary, "serve", "--data", str(data), "--keys", str(keydir), "--listen", "127.0.0.1:0"]
+    with running(args, "stdout", "listening on") as url:
+        yield zeppelin.ServiceClient(url)
+
+
+def test_upload_and_aggregate_decrypt_in_seal(service, keys, sealkeys, rng):
+    p = keys.parameters
+    assert service.health() == "seal4096"
+    assert service.url.startswith("http://127.0.0.1:")
+    readings = [rng.integers(0, 200, size=p.n) for _ in range(3)]
+    receipts = [
+        service.upload("room-1", keys.encrypt(r, mode=mode))
+        for r, mode in zip(readings, ["seeded", "symmetric", "public"])
+    ]
+    assert len({r.id for r in receipts}) == 3 and not any(r.replayed for r in receipts)
+    assert service.count("room-1") == 3
+    total = sum(readings) % p.t
+    ct, count = service.aggregate("room-1", "sum")
+    assert count == 3
+    assert np.array_equal(sealkeys.decrypt(sealkeys.load(ct)), total)
+    assert np.array_equal(keys.decrypt(ct), total)
+    squares, _ = service.aggregate("room-1", "sum_of_squares")
+    assert np.array_equal(sealkeys.decrypt(sealkeys.load(squares)), sum(r * r for r in readings) % p.t)
+    weights = [2, -1, 5]
+    dot, _ = service.aggregate("room-1", "dot", weights)
+    expected = sum(w * r for w, r in zip(weights, readings)) % p.t
+    assert np.array_equal(sealkeys.decrypt(sealkeys.load(dot)), expected)
+
+
+def test_idempotent_upload_is_replayed(service, keys):
+    ct = keys.encrypt([7, 8, 9])
+    first = service.upload("room-2", ct, idempotency_key="reading-1")
+    again = service.upload("room-2", ct, idempotency_key="reading-1")
+    assert again == zeppelin.Receipt(first.id, True)
+    assert service.count("room-2") == 1
+
+
+def test_service_errors(service, keys):
+    with pytest.raises(zeppelin.ServiceError):
+        service.upload("room-3", b"not a ciphertext")
+    with pytest.raises(zeppelin.InputError, match="dot needs weights"):
+        service.aggregate("room-1", "dot")
+    with pytest.raises(zeppelin.InputError, match="unknown aggregation"):
+        service.aggregate("room-1", "median")
+    with pytest.raises(zeppelin.ServiceError, match="http://"):
+        zeppelin.ServiceClient("ftp://127.0.0.1:1")
+    with pytest.raises(zeppelin.ServiceError, match="failed"):
+        zeppelin.ServiceClient("http://127.0.0.1:1").health()
