@@ -11,49 +11,12 @@ use zeppelin_seal::{Ciphertext, ComprMode, SealContext, SealError};
 use zeppelin_service::names::StreamName;
 use zeppelin_service::{AggregateOp, Preset};
 
-/// The NATS names distributed aggregation uses (mirroring zeppelin-cluster's layout).
+/// The NATS names distributed aggregation uses (zeppelin-cluster's [`crate::layout`]).
 pub mod names {
-    /// The JetStream stream holding every upload.
-    pub const UPLOADS_STREAM: &str = "ZEPPELIN_UPLOADS";
-    /// The first tokens of every upload subject.
-    pub const UPLOAD_PREFIX: &str = "zeppelin.up";
-    /// The JetStream work-queue stream of aggregation shard jobs.
-    pub const JOBS_STREAM: &str = "ZEPPELIN_JOBS";
-    /// The first tokens of every job subject.
-    pub const JOB_PREFIX: &str = "zeppelin.job";
-    /// The subjects of [`JOBS_STREAM`].
-    pub const JOB_SUBJECTS: &str = "zeppelin.job.>";
-    /// The durable pull consumer of [`JOBS_STREAM`] shared by every worker.
-    pub const WORKERS_CONSUMER: &str = "zeppelin-workers";
-    /// The object store bucket of partial results.
-    pub const PARTIALS_BUCKET: &str = "zeppelin-partials";
-    /// The first bytes of a partial result object.
-    pub const PARTIAL_MAGIC: &[u8; 6] = b"ZPART1";
-
-    /// The subject of one upload: `zeppelin.up.<stream>.<token>`.
-    pub fn upload_subject(stream: &str, token: &str) -> String {
-        format!("{UPLOAD_PREFIX}.{stream}.{token}")
-    }
-
-    /// The filter subject of every upload of a device stream: `zeppelin.up.<stream>.*`.
-    pub fn stream_filter(stream: &str) -> String {
-        format!("{UPLOAD_PREFIX}.{stream}.*")
-    }
-
-    /// The subject of shard `shard` of job `job`: `zeppelin.job.<job>.<shard>`.
-    pub fn job_subject(job: &str, shard: u64) -> String {
-        format!("{JOB_PREFIX}.{job}.{shard}")
-    }
-
-    /// The `Nats-Msg-Id` of a shard job (`<job>.<shard>`), so a re-published shard is dropped.
-    pub fn job_msg_id(job: &str, shard: u64) -> String {
-        format!("{job}.{shard}")
-    }
-
-    /// The object name of a shard's partial result in [`PARTIALS_BUCKET`]: `<job>/<shard>`.
-    pub fn partial_object(job: &str, shard: u64) -> String {
-        format!("{job}/{shard}")
-    }
+    pub use crate::layout::{
+        job_msg_id, job_subject, partial_object, stream_filter, upload_subject, JOBS_STREAM,
+        JOB_PREFIX, JOB_SUBJECTS, PARTIALS_BUCKET, PARTIAL_MAGIC, UPLOADS_STREAM, WORKERS_CONSUMER,
+    };
 }
 
 /// Most uploads one shard may hold (a worker keeps a shard's uploads in memory).

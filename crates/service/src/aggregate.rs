@@ -22,7 +22,8 @@ pub enum AggregateOp {
     Sum,
     /// `Σ ct_i²`, relinearized once at the end.
     SumOfSquares,
-    /// `Σ w_i · ct_i` with one integer weight per upload, in id order (reduced mod `t`).
+    /// `Σ w_i · ct_i` with one integer weight per upload, in id order (reduced mod `t`):
+    /// weight `i` (from 0) goes to the stream's `i`-th upload, whatever its id.
     Dot(Vec<i64>),
 }
 
@@ -140,7 +141,8 @@ pub fn check_op(op: &AggregateOp, count: u64, t: u64, has_relin: bool) -> Result
 
 impl Aggregation {
     /// Runs `op` over the uploads the stream holds now (uploads arriving meanwhile are not
-    /// included: the count is read first and only ids up to it are read).
+    /// included: the count and last id are read first, and only the first `count` uploads
+    /// with ids up to the last id are read).
     pub async fn run(
         self,
         stream: StreamName,
@@ -151,7 +153,7 @@ impl Aggregation {
             .stream_info(&stream)
             .await?
             .ok_or_else(|| ServiceError::NoStream(stream.to_string()))?;
-        let count = info.count;
+        let (count, through) = (info.count, info.last_id);
         let t = self.codec.seal().plain_modulus();
         check_op(&op, count, t, self.relin.is_some())?;
         let op = Arc::new(op);
@@ -162,31 +164,28 @@ impl Aggregation {
         let reader_stream = stream.clone();
         let chunk = self.chunk.max(1);
         let reader = tokio::spawn(async move {
-            let mut after = 0u64;
-            while after < count {
+            let (mut after, mut left) = (0u64, count);
+            while left > 0 && after < through {
+                let max = usize::try_from(left).map_or(chunk, |left| left.min(chunk));
                 let read = store
-                    .read_chunk(&reader_stream, after, count, chunk)
+                    .read_chunk(&reader_stream, after, through, max)
                     .await
                     .map_err(ServiceError::from);
+                // The last id and size of the chunk; none: nothing more up to `through` (the
+                // count check below reports a shortfall).
                 let next = match &read {
-                    Ok(uploads) => uploads.last().map(|u| u.id),
+                    Ok(uploads) => uploads.last().map(|u| (u.id, uploads.len() as u64)),
                     Err(_) => None,
                 };
-                let failed = read.is_err();
-                if tx.send(read).await.is_err() || failed {
+                if tx.send(read).await.is_err() {
                     return;
                 }
                 match next {
-                    Some(id) => after = id,
-                    None => {
-                        let _ = tx
-                            .send(Err(ServiceError::Internal(format!(
-                                "stream {reader_stream}: uploads {} to {count} are missing",
-                                after + 1
-                            ))))
-                            .await;
-                        return;
+                    Some((id, read)) => {
+                        after = id;
+                        left = left.saturating_sub(read);
                     }
+                    None => return,
                 }
             }
         });

@@ -49,7 +49,7 @@ impl Preset {
         }
     }
 
-    /// The codec of this preset.
+    /// The codec of this preset (what the service checks every upload with).
     pub fn codec(self) -> Result<Arc<dyn Codec>, SealError> {
         Ok(match self {
             Preset::Seal4096 => Arc::new(DeviceCodec::<zeppelin::Seal4096>::new()?),
