@@ -39,6 +39,9 @@ pub struct ServeArgs {
     /// Most requests in flight at once (503 beyond).
     #[arg(long, default_value_t = 256)]
     pub max_in_flight: usize,
+    /// Who aggregates (`--aggregate workers|local`, `--shard-size K`).
+    #[command(flatten)]
+    pub aggregate: crate::worker::AggregateArgs,
 }
 
 /// The key file `name` of `dir`, or `None` when it does not exist.
@@ -87,18 +90,27 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
-    runtime.block_on(serve(&a.data, &a.listen, config, keys))
+    runtime.block_on(serve(&a.data, &a.listen, config, keys, &a.aggregate))
 }
 
-async fn serve(data: &Path, listen: &str, config: ServiceConfig, keys: StartKeys) -> CliResult<()> {
+async fn serve(
+    data: &Path,
+    listen: &str,
+    config: ServiceConfig,
+    keys: StartKeys,
+    aggregate: &crate::worker::AggregateArgs,
+) -> CliResult<()> {
     let store = Arc::new(SqliteStore::open(data)?);
+    // The SQLite store has no NATS connection: only local aggregation.
+    let aggregator = crate::worker::aggregator(aggregate, None, 1, &config).await?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|source| CliError::Listen {
             addr: listen.to_owned(),
             source,
         })?;
-    let handle = zeppelin_service::start(listener, store, config, keys).await?;
+    let handle =
+        zeppelin_service::start_with_aggregator(listener, store, config, keys, aggregator).await?;
     // The one line a script waits for (the logs go to stderr).
     crate::console::line(format_args!("listening on {}", handle.url()))?;
     handle.run_until_signal().await?;
