@@ -18,6 +18,7 @@ use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
 
 use crate::aggregate::{AggregateOp, Aggregation};
+use crate::aggregator::Aggregator;
 use crate::codec::Codec;
 use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
@@ -45,6 +46,7 @@ pub(crate) struct AppState {
     pub config: ServiceConfig,
     pub in_flight: Arc<Semaphore>,
     pub aggregations: Semaphore,
+    pub aggregator: Arc<dyn Aggregator>,
 }
 
 type Shared = Arc<AppState>;
@@ -52,6 +54,7 @@ type Shared = Arc<AppState>;
 pub(crate) fn router(state: Shared) -> Router {
     Router::new()
         .route("/v1/health", get(health))
+        .route("/metrics", get(metrics))
         .route("/v1/streams", get(list_streams))
         .route("/v1/streams/{stream}", get(stream_status))
         .route("/v1/streams/{stream}/ciphertexts", post(upload))
@@ -81,13 +84,30 @@ async fn limits(State(state): State<Shared>, request: Request, next: Next) -> Re
     } else {
         state.config.request_timeout
     };
-    match tokio::time::timeout(limit, next.run(request)).await {
+    let is_upload =
+        request.method() == Method::POST && request.uri().path().ends_with("/ciphertexts");
+    let response = match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ServiceError::Timeout {
             seconds: limit.as_secs(),
         }
         .into_response(),
+    };
+    let metrics = &state.config.metrics;
+    metrics.response(response.status());
+    if is_upload && !response.status().is_success() {
+        metrics.upload_rejected();
     }
+    response
+}
+
+async fn metrics(State(state): State<Shared>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.config.metrics.render(),
+    )
+        .into_response()
 }
 
 async fn no_route(method: Method, uri: Uri) -> ServiceError {
@@ -177,6 +197,7 @@ async fn upload(
     };
     let bytes = read_body(&headers, body, state.codec.max_upload_bytes()).await?;
     state.codec.validate(&bytes)?;
+    let size = bytes.len();
     let appended = state
         .store
         .append(AppendRequest {
@@ -186,6 +207,7 @@ async fn upload(
             max_uploads: state.config.max_uploads_per_stream,
         })
         .await?;
+    state.config.metrics.upload_stored(size, appended.duplicate);
     tracing::debug!(stream = %name, id = appended.id, duplicate = appended.duplicate, "upload stored");
     let mut response = json(
         StatusCode::CREATED,
@@ -220,15 +242,19 @@ async fn aggregate(
         .clone();
     let started = std::time::Instant::now();
     let op_name = op.name();
-    let result = Aggregation {
+    let with = Aggregation {
         store: state.store.clone(),
         codec: state.codec.clone(),
         evaluator: state.evaluator.clone(),
         relin,
         chunk: state.config.aggregate_chunk,
-    }
-    .run(name.clone(), op)
-    .await?;
+    };
+    let result = state.aggregator.aggregate(with, name.clone(), op).await;
+    state
+        .config
+        .metrics
+        .aggregation(op_name, result.as_ref().map(|r| r.count).map_err(drop));
+    let result = result?;
     let bytes = tokio::task::spawn_blocking(move || {
         result
             .ciphertext

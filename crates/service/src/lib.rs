@@ -28,11 +28,13 @@
 //! # Ok(()) }
 //! ```
 
-mod aggregate;
+pub mod aggregate;
+pub mod aggregator;
 pub mod client;
 mod codec;
 pub mod error;
 mod http;
+mod metrics;
 pub mod names;
 pub mod store;
 
@@ -44,9 +46,11 @@ use tokio::sync::{oneshot, Semaphore};
 use zeppelin_server::Evaluator;
 
 pub use aggregate::AggregateOp;
-pub use codec::{Preset, UploadError};
+pub use aggregator::{Aggregator, LocalAggregator};
+pub use codec::{Codec, Preset, UploadError};
 pub use error::ServiceError;
 pub use http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
+pub use metrics::Metrics;
 use store::UploadStore;
 
 /// The service's limits and preset.
@@ -66,6 +70,9 @@ pub struct ServiceConfig {
     pub aggregate_chunk: usize,
     /// Aggregations computed at once (each uses every core); others wait.
     pub max_concurrent_aggregations: usize,
+    /// The counters `GET /metrics` shows (shared: a receipt task of the same process adds to
+    /// them).
+    pub metrics: Arc<Metrics>,
 }
 
 impl ServiceConfig {
@@ -81,6 +88,7 @@ impl ServiceConfig {
             aggregate_timeout: Duration::from_secs(600),
             aggregate_chunk: 256,
             max_concurrent_aggregations: 1,
+            metrics: Arc::new(Metrics::default()),
         }
     }
 }
@@ -199,13 +207,25 @@ async fn wait_for_signal() -> &'static str {
     }
 }
 
-/// Starts the service on `listener` over `store` (see [`ServiceConfig`] for the limits).
-/// Must be called inside a multi-threaded tokio runtime.
+/// Starts the service on `listener` over `store` (see [`ServiceConfig`] for the limits),
+/// aggregating in process ([`LocalAggregator`]). Must be called inside a multi-threaded
+/// tokio runtime.
 pub async fn start(
     listener: tokio::net::TcpListener,
     store: Arc<dyn UploadStore>,
     config: ServiceConfig,
     keys: StartKeys,
+) -> Result<ServiceHandle, StartError> {
+    start_with_aggregator(listener, store, config, keys, Arc::new(LocalAggregator)).await
+}
+
+/// [`start`] with the aggregations computed by `aggregator` (for example a worker group).
+pub async fn start_with_aggregator(
+    listener: tokio::net::TcpListener,
+    store: Arc<dyn UploadStore>,
+    config: ServiceConfig,
+    keys: StartKeys,
+    aggregator: Arc<dyn Aggregator>,
 ) -> Result<ServiceHandle, StartError> {
     let codec = config.preset.codec().map_err(|source| StartError::Preset {
         preset: config.preset.name(),
@@ -239,6 +259,7 @@ pub async fn start(
         galois: RwLock::new(galois),
         in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         aggregations: Semaphore::new(config.max_concurrent_aggregations.max(1)),
+        aggregator,
         config,
     });
     let app = http::router(state);

@@ -304,6 +304,12 @@ pub enum CliError {
     /// The service did not start or stop cleanly.
     #[error(transparent)]
     Service(#[from] zeppelin_service::StartError),
+    /// `zeppelin serve` needs exactly one store.
+    #[error("zeppelin serve needs exactly one of --data DIR and --store nats://...")]
+    ServeStore,
+    /// The receipt task of the NATS store did not start.
+    #[error(transparent)]
+    Receipts(#[from] zeppelin_cluster::receipts::ReceiptError),
     /// The listening address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -316,6 +322,15 @@ pub enum CliError {
     /// The async runtime could not be started.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// A worker of the aggregation group failed.
+    #[error(transparent)]
+    Worker(#[from] zeppelin_cluster::worker::WorkerError),
+    /// The job topology on NATS could not be set up.
+    #[error(transparent)]
+    Jobs(#[from] zeppelin_cluster::jobs::NatsError),
+    /// `--aggregate workers` without a NATS store to reach the workers through.
+    #[error("--aggregate workers needs --store nats://...; use --aggregate local with --data")]
+    WorkersNeedNats,
 }
 
 impl From<crate::demo_error::DemoError> for CliError {
