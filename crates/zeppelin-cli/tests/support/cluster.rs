@@ -371,6 +371,62 @@ impl Cluster {
     }
 }
 
+/// One stored message of a stream.
+#[derive(Clone, Debug)]
+pub struct Stored {
+    /// Its stream sequence.
+    pub sequence: u64,
+    /// Its subject.
+    pub subject: String,
+    /// Its headers, if any.
+    pub headers: Option<async_nats::HeaderMap>,
+    /// Its body.
+    pub payload: bytes::Bytes,
+}
+
+/// Every message `stream` holds when the call starts, in sequence order, read with an
+/// ordered consumer (a single-replica ephemeral consumer the client recreates on a gap).
+pub async fn all_messages(
+    js: &async_nats::jetstream::Context,
+    stream: &str,
+) -> Result<Vec<Stored>, HarnessError> {
+    use futures_util::StreamExt;
+    let mut handle = js.get_stream(stream).await?;
+    let state = handle.info().await?.state.clone();
+    let mut out = Vec::new();
+    if state.messages == 0 {
+        return Ok(out);
+    }
+    let consumer = handle
+        .create_consumer(async_nats::jetstream::consumer::pull::OrderedConfig {
+            deliver_policy: async_nats::jetstream::consumer::DeliverPolicy::All,
+            ..Default::default()
+        })
+        .await?;
+    let mut messages = consumer.messages().await?;
+    while let Some(message) = tokio::time::timeout(READY_TIMEOUT, messages.next())
+        .await
+        .map_err(|_| format!("{stream}: no message for {READY_TIMEOUT:?}"))?
+    {
+        let message = message?;
+        let sequence = message.info()?.stream_sequence;
+        if sequence > state.last_sequence {
+            break;
+        }
+        out.push(Stored {
+            sequence,
+            subject: message.subject.to_string(),
+            headers: message.headers.clone(),
+            payload: message.payload.clone(),
+        });
+        // The last sequence may be a deleted message: the count ends the read too.
+        if sequence == state.last_sequence || out.len() as u64 == state.messages {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         for node in &self.nodes {
