@@ -1,10 +1,10 @@
 //! The test support itself:
 //!
-//! - the cluster harness (tests/support/cluster.rs): a three-replica stream on the
+//! - the cluster harness (crates/cluster/tests/support/cluster.rs): a three-replica stream on the
 //!   three-node cluster keeps every acknowledged message through a SIGKILL of one node,
 //!   takes writes while that node is down, and the restarted node catches up far enough to
 //!   carry the quorum when another node is killed after it;
-//! - the MQTT device (tests/support/mqtt_device.rs) against what NATS 2.9's MQTT gateway
+//! - the MQTT device (crates/cluster/tests/support/mqtt_device.rs) against what NATS 2.9's MQTT gateway
 //!   does that the receipt design relies on: a QoS 1 publish to `zeppelin/up/<s>/<k>` is
 //!   stored on subject `zeppelin.up.<s>.<k>` of a JetStream stream, a re-publish under the
 //!   same key replaces the stored message (one message per subject), and a core NATS publish
@@ -12,9 +12,9 @@
 //!   The receipts here come from a stand-in of the service's receipt task (its own tests
 //!   and the fault test use the real one).
 
-#[path = "support/cluster.rs"]
+#[path = "../../cluster/tests/support/cluster.rs"]
 mod cluster;
-#[path = "support/mqtt_device.rs"]
+#[path = "../../cluster/tests/support/mqtt_device.rs"]
 mod mqtt_device;
 
 use std::collections::{BTreeMap, HashSet};
