@@ -3,3 +3,7 @@
 //! task that acknowledges MQTT uploads end to end ([`receipts`]).
 
 pub mod layout;
+pub mod receipts;
+pub mod store;
+
+pub use store::NatsStore;

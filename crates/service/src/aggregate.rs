@@ -22,7 +22,8 @@ pub enum AggregateOp {
     Sum,
     /// `Σ ct_i²`, relinearized once at the end.
     SumOfSquares,
-    /// `Σ w_i · ct_i` with one integer weight per upload, in id order (reduced mod `t`).
+    /// `Σ w_i · ct_i` with one integer weight per upload, in id order (reduced mod `t`):
+    /// weight `i` (from 0) goes to the stream's `i`-th upload, whatever its id.
     Dot(Vec<i64>),
 }
 
@@ -90,7 +91,8 @@ pub(crate) struct Aggregated {
 
 impl Aggregation {
     /// Runs `op` over the uploads the stream holds now (uploads arriving meanwhile are not
-    /// included: the count is read first and only ids up to it are read).
+    /// included: the count and last id are read first, and only the first `count` uploads
+    /// with ids up to the last id are read).
     pub async fn run(
         self,
         stream: StreamName,
@@ -101,7 +103,7 @@ impl Aggregation {
             .stream_info(&stream)
             .await?
             .ok_or_else(|| ServiceError::NoStream(stream.to_string()))?;
-        let count = info.count;
+        let (count, through) = (info.count, info.last_id);
         if let AggregateOp::Dot(w) = &op {
             if w.len() as u64 != count {
                 return Err(ServiceError::WeightCount {
@@ -127,31 +129,28 @@ impl Aggregation {
         let reader_stream = stream.clone();
         let chunk = self.chunk.max(1);
         let reader = tokio::spawn(async move {
-            let mut after = 0u64;
-            while after < count {
+            let (mut after, mut left) = (0u64, count);
+            while left > 0 && after < through {
+                let max = usize::try_from(left).map_or(chunk, |left| left.min(chunk));
                 let read = store
-                    .read_chunk(&reader_stream, after, count, chunk)
+                    .read_chunk(&reader_stream, after, through, max)
                     .await
                     .map_err(ServiceError::from);
+                // The last id and size of the chunk; none: nothing more up to `through` (the
+                // count check below reports a shortfall).
                 let next = match &read {
-                    Ok(uploads) => uploads.last().map(|u| u.id),
+                    Ok(uploads) => uploads.last().map(|u| (u.id, uploads.len() as u64)),
                     Err(_) => None,
                 };
-                let failed = read.is_err();
-                if tx.send(read).await.is_err() || failed {
+                if tx.send(read).await.is_err() {
                     return;
                 }
                 match next {
-                    Some(id) => after = id,
-                    None => {
-                        let _ = tx
-                            .send(Err(ServiceError::Internal(format!(
-                                "stream {reader_stream}: uploads {} to {count} are missing",
-                                after + 1
-                            ))))
-                            .await;
-                        return;
+                    Some((id, read)) => {
+                        after = id;
+                        left = left.saturating_sub(read);
                     }
+                    None => return,
                 }
             }
         });
@@ -160,11 +159,12 @@ impl Aggregation {
         let mut covered = 0u64;
         while let Some(uploads) = rx.recv().await {
             let uploads = uploads?;
+            let first_position = covered;
             covered += uploads.len() as u64;
             let (codec, eval, op) = (self.codec.clone(), self.evaluator.clone(), op.clone());
             let name = stream.clone();
             total = tokio::task::spawn_blocking(move || {
-                combine_chunk(&*codec, &eval, &name, &op, &uploads, total)
+                combine_chunk(&*codec, &eval, &name, &op, first_position, &uploads, total)
             })
             .await
             .map_err(|e| ServiceError::Internal(format!("aggregation task: {e}")))??;
@@ -187,18 +187,21 @@ impl Aggregation {
     }
 }
 
-/// `total + Σ term(upload)` over one chunk, the terms computed and summed in parallel.
+/// `total + Σ term(upload)` over one chunk whose first upload is the stream's
+/// `first_position`-th (from 0), the terms computed and summed in parallel.
 fn combine_chunk(
     codec: &dyn Codec,
     eval: &Evaluator,
     stream: &StreamName,
     op: &AggregateOp,
+    first_position: u64,
     uploads: &[StoredUpload],
     total: Option<Ciphertext>,
 ) -> Result<Option<Ciphertext>, ServiceError> {
     let partial = uploads
         .par_iter()
-        .map(|upload| {
+        .enumerate()
+        .map(|(offset, upload)| {
             let ct = codec
                 .to_seal(&upload.body)
                 .map_err(|source| ServiceError::StoredUpload {
@@ -206,7 +209,7 @@ fn combine_chunk(
                     id: upload.id,
                     source,
                 })?;
-            term(eval, op, upload.id, ct)
+            term(eval, op, first_position + offset as u64, ct)
         })
         .filter_map(Result::transpose)
         .try_reduce_with(|mut a, b| {
@@ -232,23 +235,25 @@ fn reduce_weight(w: i64, t: u64) -> u64 {
     i128::from(w).rem_euclid(i128::from(t)) as u64
 }
 
-/// One upload's term of the aggregate (`None`: a weight of 0 mod t, which adds nothing).
+/// The term of the stream's `position`-th upload (from 0) in the aggregate (`None`: a weight
+/// of 0 mod t, which adds nothing).
 fn term(
     eval: &Evaluator,
     op: &AggregateOp,
-    id: u64,
+    position: u64,
     ct: Ciphertext,
 ) -> Result<Option<Ciphertext>, ServiceError> {
     match op {
         AggregateOp::Sum => Ok(Some(ct)),
         AggregateOp::SumOfSquares => Ok(Some(eval.square(&ct)?)),
         AggregateOp::Dot(weights) => {
-            let index = usize::try_from(id - 1)
-                .map_err(|_| ServiceError::Internal(format!("upload id {id} out of range")))?;
-            let w = weights
-                .get(index)
+            let w = usize::try_from(position)
+                .ok()
+                .and_then(|index| weights.get(index))
                 .copied()
-                .ok_or_else(|| ServiceError::Internal(format!("no weight for upload {id}")))?;
+                .ok_or_else(|| {
+                    ServiceError::Internal(format!("no weight for upload at position {position}"))
+                })?;
             let w = reduce_weight(w, eval.context().plain_modulus());
             if w == 0 {
                 return Ok(None);

@@ -49,8 +49,8 @@ impl Preset {
         }
     }
 
-    /// The codec of this preset.
-    pub(crate) fn codec(self) -> Result<Arc<dyn Codec>, SealError> {
+    /// The codec of this preset (what the service checks every upload with).
+    pub fn codec(self) -> Result<Arc<dyn Codec>, SealError> {
         Ok(match self {
             Preset::Seal4096 => Arc::new(DeviceCodec::<zeppelin::Seal4096>::new()?),
             Preset::Seal8192 => Arc::new(DeviceCodec::<zeppelin::Seal8192>::new()?),
@@ -83,18 +83,22 @@ pub enum UploadError {
 }
 
 /// A preset's byte rules, behind a trait object so that the HTTP layer is not generic.
-pub(crate) trait Codec: Send + Sync + 'static {
+pub trait Codec: Send + Sync + 'static {
+    /// The preset's name.
     fn preset_name(&self) -> &'static str;
     /// The largest device wire form (the full form at the full level).
     fn max_upload_bytes(&self) -> usize;
     /// The largest uncompressed `RelinKeys` / `GaloisKeys` object the service accepts.
     fn max_keys_bytes(&self) -> usize;
+    /// The preset's SEAL context.
     fn seal(&self) -> &Arc<SealContext>;
     /// Parses and checks `bytes` as the device's seeded or full wire form at the full level.
     fn validate(&self, bytes: &[u8]) -> Result<(), UploadError>;
     /// The upload as a SEAL ciphertext (seed expanded).
     fn to_seal(&self, bytes: &[u8]) -> Result<Ciphertext, UploadError>;
+    /// SEAL `RelinKeys` bytes loaded under the preset.
     fn relin_keys(&self, bytes: &[u8]) -> Result<RelinKeys, SealError>;
+    /// SEAL `GaloisKeys` bytes loaded under the preset.
     fn galois_keys(&self, bytes: &[u8]) -> Result<GaloisKeys, SealError>;
 }
 

@@ -134,9 +134,11 @@ impl ServiceError {
             E::Store(StoreError::StreamFull { .. } | StoreError::KeyReused { .. }) => {
                 StatusCode::CONFLICT
             }
-            E::Overloaded { .. } | E::Timeout { .. } | E::Store(StoreError::Closed) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            E::Store(StoreError::Unsupported(_)) => StatusCode::BAD_REQUEST,
+            // NATS failures are mostly transient (a node down, no quorum yet): retry later.
+            E::Overloaded { .. }
+            | E::Timeout { .. }
+            | E::Store(StoreError::Closed | StoreError::Nats(_)) => StatusCode::SERVICE_UNAVAILABLE,
             E::Store(_) | E::Eval(_) | E::StoredUpload { .. } | E::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }

@@ -52,6 +52,7 @@ type Shared = Arc<AppState>;
 pub(crate) fn router(state: Shared) -> Router {
     Router::new()
         .route("/v1/health", get(health))
+        .route("/metrics", get(metrics))
         .route("/v1/streams", get(list_streams))
         .route("/v1/streams/{stream}", get(stream_status))
         .route("/v1/streams/{stream}/ciphertexts", post(upload))
@@ -81,13 +82,30 @@ async fn limits(State(state): State<Shared>, request: Request, next: Next) -> Re
     } else {
         state.config.request_timeout
     };
-    match tokio::time::timeout(limit, next.run(request)).await {
+    let is_upload =
+        request.method() == Method::POST && request.uri().path().ends_with("/ciphertexts");
+    let response = match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ServiceError::Timeout {
             seconds: limit.as_secs(),
         }
         .into_response(),
+    };
+    let metrics = &state.config.metrics;
+    metrics.response(response.status());
+    if is_upload && !response.status().is_success() {
+        metrics.upload_rejected();
     }
+    response
+}
+
+async fn metrics(State(state): State<Shared>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.config.metrics.render(),
+    )
+        .into_response()
 }
 
 async fn no_route(method: Method, uri: Uri) -> ServiceError {
@@ -177,6 +195,7 @@ async fn upload(
     };
     let bytes = read_body(&headers, body, state.codec.max_upload_bytes()).await?;
     state.codec.validate(&bytes)?;
+    let size = bytes.len();
     let appended = state
         .store
         .append(AppendRequest {
@@ -186,6 +205,7 @@ async fn upload(
             max_uploads: state.config.max_uploads_per_stream,
         })
         .await?;
+    state.config.metrics.upload_stored(size, appended.duplicate);
     tracing::debug!(stream = %name, id = appended.id, duplicate = appended.duplicate, "upload stored");
     let mut response = json(
         StatusCode::CREATED,
@@ -228,7 +248,12 @@ async fn aggregate(
         chunk: state.config.aggregate_chunk,
     }
     .run(name.clone(), op)
-    .await?;
+    .await;
+    state
+        .config
+        .metrics
+        .aggregation(op_name, result.as_ref().map(|r| r.count).map_err(drop));
+    let result = result?;
     let bytes = tokio::task::spawn_blocking(move || {
         result
             .ciphertext

@@ -33,6 +33,7 @@ pub mod client;
 mod codec;
 pub mod error;
 mod http;
+mod metrics;
 pub mod names;
 pub mod store;
 
@@ -44,9 +45,10 @@ use tokio::sync::{oneshot, Semaphore};
 use zeppelin_server::Evaluator;
 
 pub use aggregate::AggregateOp;
-pub use codec::{Preset, UploadError};
+pub use codec::{Codec, Preset, UploadError};
 pub use error::ServiceError;
 pub use http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
+pub use metrics::Metrics;
 use store::UploadStore;
 
 /// The service's limits and preset.
@@ -66,6 +68,9 @@ pub struct ServiceConfig {
     pub aggregate_chunk: usize,
     /// Aggregations computed at once (each uses every core); others wait.
     pub max_concurrent_aggregations: usize,
+    /// The counters `GET /metrics` shows (shared: a receipt task of the same process adds to
+    /// them).
+    pub metrics: Arc<Metrics>,
 }
 
 impl ServiceConfig {
@@ -81,6 +86,7 @@ impl ServiceConfig {
             aggregate_timeout: Duration::from_secs(600),
             aggregate_chunk: 256,
             max_concurrent_aggregations: 1,
+            metrics: Arc::new(Metrics::default()),
         }
     }
 }

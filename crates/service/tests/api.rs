@@ -463,3 +463,68 @@ async fn a_seal8192_service_refuses_seal4096_ciphertexts() -> TestResult {
     f.service.shutdown().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_uploads_aggregations_and_errors() -> TestResult {
+    let f = fixture().await?;
+    let device = Device::new(9)?;
+    let mut stored_bytes = 0usize;
+    for r in 0..3u32 {
+        let wire = device.encrypt_seeded(&slots(|i| (i as u32 + r) % 1000))?;
+        stored_bytes += wire.len();
+        f.client
+            .upload("m", wire.clone(), Some(&format!("k{r}")))
+            .await?;
+        if r == 0 {
+            // The same key and bytes again: a duplicate, no bytes counted.
+            assert!(f.client.upload("m", wire, Some("k0")).await?.replayed);
+        }
+    }
+    // A rejected upload (not a ciphertext) and an aggregation of a missing stream.
+    let (status, _, _) = raw(
+        f.service.url(),
+        "POST",
+        "/v1/streams/m/ciphertexts",
+        &[],
+        b"junk",
+    )
+    .await?;
+    assert_eq!(status, 400);
+    let (status, _, _) = raw(
+        f.service.url(),
+        "POST",
+        "/v1/streams/none/aggregate",
+        &[],
+        br#"{"op":"sum"}"#,
+    )
+    .await?;
+    assert_eq!(status, 404);
+    let sum = f.client.aggregate("m", &AggregateOp::Sum).await?;
+    assert_eq!(sum.count, 3);
+
+    let (status, head, text) = raw(f.service.url(), "GET", "/metrics", &[], b"").await?;
+    assert_eq!(status, 200);
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/plain; version=0.0.4"),
+        "{head}"
+    );
+    for line in [
+        r#"zeppelin_uploads_total{result="stored"} 3"#.to_owned(),
+        r#"zeppelin_uploads_total{result="duplicate"} 1"#.to_owned(),
+        r#"zeppelin_uploads_total{result="rejected"} 1"#.to_owned(),
+        format!("zeppelin_upload_bytes_total {stored_bytes}"),
+        r#"zeppelin_aggregations_total{op="sum",result="ok"} 1"#.to_owned(),
+        r#"zeppelin_aggregations_total{op="sum",result="error"} 1"#.to_owned(),
+        "zeppelin_aggregated_ciphertexts_total 3".to_owned(),
+        r#"zeppelin_errors_total{kind="bad_request"} 1"#.to_owned(),
+        r#"zeppelin_errors_total{kind="not_found"} 1"#.to_owned(),
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    f.service.shutdown().await?;
+    Ok(())
+}

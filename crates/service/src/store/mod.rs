@@ -5,9 +5,10 @@
 //! and a stream is read back in bounded chunks by sequence number (what a log such as NATS
 //! JetStream offers as well).
 //!
-//! A stream's uploads are numbered 1, 2, 3, ... in the order the store accepted them; that
-//! number is the upload's id, so a stream of `count` uploads holds ids `1..=count` and a
-//! reader that saw `count` can read exactly that prefix while more uploads arrive.
+//! A stream's uploads carry ids that strictly increase in the order the store accepted them;
+//! ids are opaque and need not be contiguous (SQLite numbers a stream's uploads 1, 2, 3, ...;
+//! NATS JetStream uses its stream sequence, shared by every device stream). A reader that saw
+//! [`StreamInfo::last_id`] reads exactly the uploads up to it while more arrive.
 
 mod sqlite;
 
@@ -42,7 +43,7 @@ pub struct AppendRequest {
 /// What an append did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Appended {
-    /// The upload's id (its sequence number in the stream, from 1).
+    /// The upload's id (strictly increasing within the stream).
     pub id: u64,
     /// Whether the key was already there (nothing new was stored).
     pub duplicate: bool,
@@ -53,8 +54,10 @@ pub struct Appended {
 pub struct StreamInfo {
     /// The stream.
     pub name: StreamName,
-    /// Uploads it holds (ids `1..=count`).
+    /// Uploads it holds with ids up to `last_id`.
     pub count: u64,
+    /// The highest id of an upload counted in `count` (SQLite: `count` itself).
+    pub last_id: u64,
 }
 
 /// One stored upload.
@@ -132,6 +135,12 @@ pub enum StoreError {
     /// The store is closed (shutting down).
     #[error("the store is closed")]
     Closed,
+    /// The NATS server or JetStream failed or refused (the cause is in the text).
+    #[error("NATS: {0}")]
+    Nats(String),
+    /// The request cannot be stored by this backend (the reason is in the text).
+    #[error("not supported by this store: {0}")]
+    Unsupported(String),
 }
 
 /// The store's result type.
@@ -152,7 +161,8 @@ pub trait UploadStore: Send + Sync + 'static {
     /// Every stream, by name.
     fn list_streams(&self) -> BoxFuture<'_, StoreResult<Vec<StreamInfo>>>;
 
-    /// Uploads `after + 1 ..= through` of the stream in id order, at most `max` of them.
+    /// The stream's uploads with ids in `(after, through]`, in id order, at most `max` of
+    /// them (fewer than `max` only when no more uploads up to `through` exist).
     fn read_chunk<'a>(
         &'a self,
         stream: &'a StreamName,

@@ -342,10 +342,14 @@ impl UploadStore for SqliteStore {
                 .query_row([name.as_str()], |r| r.get(0))
                 .optional()?;
             match count {
-                Some(c) if c > 0 => Ok(Some(StreamInfo {
-                    name,
-                    count: as_count(c)?,
-                })),
+                Some(c) if c > 0 => {
+                    let count = as_count(c)?;
+                    Ok(Some(StreamInfo {
+                        name,
+                        count,
+                        last_id: count,
+                    }))
+                }
                 _ => Ok(None),
             }
         })
@@ -359,9 +363,11 @@ impl UploadStore for SqliteStore {
             let mut out = Vec::new();
             for row in rows {
                 let (name, count) = row?;
+                let count = as_count(count)?;
                 out.push(StreamInfo {
                     name: stream_name(name)?,
-                    count: as_count(count)?,
+                    count,
+                    last_id: count,
                 });
             }
             Ok(out)

@@ -1,0 +1,76 @@
+//! A single `nats-server -js` node for tests: its own config and store directory in a temp
+//! dir, client and MQTT listeners on free 127.0.0.1 ports, killed (and waited for) on drop.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+/// A running node.
+pub struct Node {
+    child: Child,
+    _dir: tempfile::TempDir,
+    /// `nats://127.0.0.1:PORT`.
+    pub url: String,
+    /// The MQTT listener's port.
+    pub mqtt_port: u16,
+}
+
+fn free_port() -> TestResult<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl Node {
+    /// Starts a node with JetStream and an MQTT listener and waits until it takes clients.
+    pub fn start() -> TestResult<Self> {
+        let dir = tempfile::tempdir()?;
+        let (port, mqtt_port) = (free_port()?, free_port()?);
+        let store = dir.path().join("js");
+        let config = dir.path().join("nats.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "server_name: zeppelin_test\nlisten: 127.0.0.1:{port}\n\
+                 jetstream {{ store_dir: {store:?} }}\nmqtt {{ listen: 127.0.0.1:{mqtt_port} }}\n"
+            ),
+        )?;
+        let child = Command::new("nats-server")
+            .arg("-c")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("nats.log"))?)
+            .spawn()?;
+        let node = Self {
+            child,
+            _dir: dir,
+            url: format!("nats://127.0.0.1:{port}"),
+            mqtt_port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for p in [port, mqtt_port] {
+            while std::net::TcpStream::connect(("127.0.0.1", p)).is_err() {
+                if Instant::now() > deadline {
+                    return Err(format!("nats-server did not listen on {p}: {}", node.log()).into());
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(node)
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self._dir.path().join("nats.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
