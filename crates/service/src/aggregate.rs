@@ -73,20 +73,70 @@ impl AggregateOp {
     }
 }
 
-/// What aggregation needs from the service.
-pub(crate) struct Aggregation {
+/// What aggregation needs from the service (one request's view of it: the relinearization
+/// keys are the ones current when the request arrived).
+#[derive(Clone)]
+pub struct Aggregation {
+    /// The store holding the uploads.
     pub store: Arc<dyn UploadStore>,
+    /// The preset's codec (upload bytes to SEAL ciphertexts).
     pub codec: Arc<dyn Codec>,
+    /// The evaluator of the preset.
     pub evaluator: Arc<Evaluator>,
+    /// The relinearization keys, if the service has them.
     pub relin: Option<Arc<PreparedRelinKeys>>,
     /// Uploads per chunk.
     pub chunk: usize,
 }
 
 /// The result and the number of uploads it covers.
-pub(crate) struct Aggregated {
+pub struct Aggregated {
+    /// The aggregate (size 2).
     pub ciphertext: Ciphertext,
+    /// Uploads it covers.
     pub count: u64,
+}
+
+/// What to do with an upload whose bytes do not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadUpload {
+    /// Fail the aggregation ([`ServiceError::StoredUpload`]): the service's own store only
+    /// holds validated uploads, so such a body means damage.
+    Fail,
+    /// Leave it out and count it (a stream that devices write into directly, such as MQTT
+    /// ingest, may briefly hold a body nobody validated yet).
+    Skip,
+}
+
+/// The sum of one slice of uploads' terms.
+pub struct PartialSum {
+    /// `Σ term(upload)`; `None` when no upload added anything (none, all skipped, or every
+    /// weight 0 mod t).
+    pub ciphertext: Option<Ciphertext>,
+    /// Uploads that decoded and are covered by the sum.
+    pub count: u64,
+    /// Uploads left out because they did not decode ([`BadUpload::Skip`]).
+    pub rejected: u64,
+}
+
+/// Checks `op` against a stream of `count` uploads before any work: `dot` needs one weight
+/// per upload and at least one nonzero mod `t`; `sum_of_squares` needs relinearization keys.
+pub fn check_op(op: &AggregateOp, count: u64, t: u64, has_relin: bool) -> Result<(), ServiceError> {
+    if let AggregateOp::Dot(w) = op {
+        if w.len() as u64 != count {
+            return Err(ServiceError::WeightCount {
+                weights: w.len(),
+                count,
+            });
+        }
+        if w.iter().all(|&w| reduce_weight(w, t) == 0) {
+            return Err(ServiceError::ZeroWeights);
+        }
+    }
+    if *op == AggregateOp::SumOfSquares && !has_relin {
+        return Err(ServiceError::NoRelinKeys);
+    }
+    Ok(())
 }
 
 impl Aggregation {
@@ -104,23 +154,8 @@ impl Aggregation {
             .await?
             .ok_or_else(|| ServiceError::NoStream(stream.to_string()))?;
         let (count, through) = (info.count, info.last_id);
-        if let AggregateOp::Dot(w) = &op {
-            if w.len() as u64 != count {
-                return Err(ServiceError::WeightCount {
-                    weights: w.len(),
-                    count,
-                });
-            }
-        }
         let t = self.codec.seal().plain_modulus();
-        if let AggregateOp::Dot(w) = &op {
-            if w.iter().all(|&w| reduce_weight(w, t) == 0) {
-                return Err(ServiceError::ZeroWeights);
-            }
-        }
-        if op == AggregateOp::SumOfSquares && self.relin.is_none() {
-            return Err(ServiceError::NoRelinKeys);
-        }
+        check_op(&op, count, t, self.relin.is_some())?;
         let op = Arc::new(op);
 
         // The reader runs one chunk ahead of the computation (a channel of one chunk).
@@ -164,7 +199,16 @@ impl Aggregation {
             let (codec, eval, op) = (self.codec.clone(), self.evaluator.clone(), op.clone());
             let name = stream.clone();
             total = tokio::task::spawn_blocking(move || {
-                combine_chunk(&*codec, &eval, &name, &op, first_position, &uploads, total)
+                let chunk = sum_uploads(
+                    &*codec,
+                    &eval,
+                    &name,
+                    &op,
+                    first_position,
+                    &uploads,
+                    BadUpload::Fail,
+                )?;
+                add_optional(&eval, total, chunk.ciphertext)
             })
             .await
             .map_err(|e| ServiceError::Internal(format!("aggregation task: {e}")))??;
@@ -187,57 +231,76 @@ impl Aggregation {
     }
 }
 
-/// `total + Σ term(upload)` over one chunk whose first upload is the stream's
-/// `first_position`-th (from 0), the terms computed and summed in parallel.
-fn combine_chunk(
+/// `Σ term(upload)` over a slice of uploads, the terms computed and summed in parallel on
+/// the current rayon pool. `first_position` is the position (0-based, in the order of the
+/// stream) of `uploads[0]`: `dot` takes upload `i`'s weight at `first_position + i` of the
+/// op's weights. A body that does not decode fails the sum or is skipped, as `bad` says.
+pub fn sum_uploads(
     codec: &dyn Codec,
     eval: &Evaluator,
     stream: &StreamName,
     op: &AggregateOp,
     first_position: u64,
     uploads: &[StoredUpload],
-    total: Option<Ciphertext>,
-) -> Result<Option<Ciphertext>, ServiceError> {
+    bad: BadUpload,
+) -> Result<PartialSum, ServiceError> {
     let partial = uploads
         .par_iter()
         .enumerate()
-        .map(|(offset, upload)| {
-            let ct = codec
-                .to_seal(&upload.body)
-                .map_err(|source| ServiceError::StoredUpload {
-                    stream: stream.to_string(),
-                    id: upload.id,
-                    source,
-                })?;
-            term(eval, op, first_position + offset as u64, ct)
+        .map(|(i, upload)| {
+            let ct = match codec.to_seal(&upload.body) {
+                Ok(ct) => ct,
+                Err(_) if bad == BadUpload::Skip => return Ok((None, 0, 1)),
+                Err(source) => {
+                    return Err(ServiceError::StoredUpload {
+                        stream: stream.to_string(),
+                        id: upload.id,
+                        source,
+                    })
+                }
+            };
+            let position = first_position + i as u64;
+            Ok((term(eval, op, position, ct)?, 1u64, 0u64))
         })
-        .filter_map(Result::transpose)
-        .try_reduce_with(|mut a, b| {
+        .try_reduce(
+            || (None, 0, 0),
+            |(a, count_a, bad_a), (b, count_b, bad_b)| {
+                Ok((add_optional(eval, a, b)?, count_a + count_b, bad_a + bad_b))
+            },
+        )?;
+    let (ciphertext, count, rejected) = partial;
+    Ok(PartialSum {
+        ciphertext,
+        count,
+        rejected,
+    })
+}
+
+/// `a + b` where either may be absent.
+pub fn add_optional(
+    eval: &Evaluator,
+    a: Option<Ciphertext>,
+    b: Option<Ciphertext>,
+) -> Result<Option<Ciphertext>, ServiceError> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
             eval.add_assign(&mut a, &b)?;
-            Ok(a)
-        });
-    let partial = match partial {
-        Some(p) => p?,
-        None => return Ok(total),
-    };
-    match total {
-        Some(mut t) => {
-            eval.add_assign(&mut t, &partial)?;
-            Ok(Some(t))
+            Ok(Some(a))
         }
-        None => Ok(Some(partial)),
+        (a, None) => Ok(a),
+        (None, b) => Ok(b),
     }
 }
 
 /// A weight reduced into `[0, t)`.
-fn reduce_weight(w: i64, t: u64) -> u64 {
+pub fn reduce_weight(w: i64, t: u64) -> u64 {
     // t < 2^63 for every preset, so the conversion is exact.
     i128::from(w).rem_euclid(i128::from(t)) as u64
 }
 
-/// The term of the stream's `position`-th upload (from 0) in the aggregate (`None`: a weight
-/// of 0 mod t, which adds nothing).
-fn term(
+/// One upload's term of the aggregate (`None`: a weight of 0 mod t, which adds nothing);
+/// `position` indexes the op's weights (`dot`).
+pub fn term(
     eval: &Evaluator,
     op: &AggregateOp,
     position: u64,
@@ -265,7 +328,7 @@ fn term(
 }
 
 /// The last step after every term is summed: one relinearization for the sum of squares.
-fn finish(
+pub fn finish(
     eval: &Evaluator,
     op: &AggregateOp,
     total: Ciphertext,

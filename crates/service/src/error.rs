@@ -110,6 +110,10 @@ pub enum ServiceError {
     /// `dot` whose every weight is 0 mod t (the result would be a transparent ciphertext).
     #[error("dot: every weight is 0 mod t; the result would carry no encryption")]
     ZeroWeights,
+    /// The aggregation's workers did not finish in time, or the cluster is unreachable
+    /// (retry later).
+    #[error("aggregation unavailable: {0}")]
+    Unavailable(String),
     /// A task of the server failed (a bug: logged).
     #[error("internal error: {0}")]
     Internal(String),
@@ -138,6 +142,7 @@ impl ServiceError {
             // NATS failures are mostly transient (a node down, no quorum yet): retry later.
             E::Overloaded { .. }
             | E::Timeout { .. }
+            | E::Unavailable(_)
             | E::Store(StoreError::Closed | StoreError::Nats(_)) => StatusCode::SERVICE_UNAVAILABLE,
             E::Store(_) | E::Eval(_) | E::StoredUpload { .. } | E::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR

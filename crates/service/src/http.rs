@@ -18,6 +18,7 @@ use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
 
 use crate::aggregate::{AggregateOp, Aggregation};
+use crate::aggregator::Aggregator;
 use crate::codec::Codec;
 use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
@@ -45,6 +46,7 @@ pub(crate) struct AppState {
     pub config: ServiceConfig,
     pub in_flight: Arc<Semaphore>,
     pub aggregations: Semaphore,
+    pub aggregator: Arc<dyn Aggregator>,
 }
 
 type Shared = Arc<AppState>;
@@ -240,15 +242,14 @@ async fn aggregate(
         .clone();
     let started = std::time::Instant::now();
     let op_name = op.name();
-    let result = Aggregation {
+    let with = Aggregation {
         store: state.store.clone(),
         codec: state.codec.clone(),
         evaluator: state.evaluator.clone(),
         relin,
         chunk: state.config.aggregate_chunk,
-    }
-    .run(name.clone(), op)
-    .await;
+    };
+    let result = state.aggregator.aggregate(with, name.clone(), op).await;
     state
         .config
         .metrics

@@ -28,7 +28,8 @@
 //! # Ok(()) }
 //! ```
 
-mod aggregate;
+pub mod aggregate;
+pub mod aggregator;
 pub mod client;
 mod codec;
 pub mod error;
@@ -45,6 +46,7 @@ use tokio::sync::{oneshot, Semaphore};
 use zeppelin_server::Evaluator;
 
 pub use aggregate::AggregateOp;
+pub use aggregator::{Aggregator, LocalAggregator};
 pub use codec::{Codec, Preset, UploadError};
 pub use error::ServiceError;
 pub use http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
@@ -205,13 +207,25 @@ async fn wait_for_signal() -> &'static str {
     }
 }
 
-/// Starts the service on `listener` over `store` (see [`ServiceConfig`] for the limits).
-/// Must be called inside a multi-threaded tokio runtime.
+/// Starts the service on `listener` over `store` (see [`ServiceConfig`] for the limits),
+/// aggregating in process ([`LocalAggregator`]). Must be called inside a multi-threaded
+/// tokio runtime.
 pub async fn start(
     listener: tokio::net::TcpListener,
     store: Arc<dyn UploadStore>,
     config: ServiceConfig,
     keys: StartKeys,
+) -> Result<ServiceHandle, StartError> {
+    start_with_aggregator(listener, store, config, keys, Arc::new(LocalAggregator)).await
+}
+
+/// [`start`] with the aggregations computed by `aggregator` (for example a worker group).
+pub async fn start_with_aggregator(
+    listener: tokio::net::TcpListener,
+    store: Arc<dyn UploadStore>,
+    config: ServiceConfig,
+    keys: StartKeys,
+    aggregator: Arc<dyn Aggregator>,
 ) -> Result<ServiceHandle, StartError> {
     let codec = config.preset.codec().map_err(|source| StartError::Preset {
         preset: config.preset.name(),
@@ -245,6 +259,7 @@ pub async fn start(
         galois: RwLock::new(galois),
         in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
         aggregations: Semaphore::new(config.max_concurrent_aggregations.max(1)),
+        aggregator,
         config,
     });
     let app = http::router(state);
