@@ -304,6 +304,12 @@ pub enum CliError {
     /// The service did not start or stop cleanly.
     #[error(transparent)]
     Service(#[from] zeppelin_service::StartError),
+    /// `zeppelin serve` needs exactly one store.
+    #[error("zeppelin serve needs exactly one of --data DIR and --store nats://...")]
+    ServeStore,
+    /// The receipt task of the NATS store did not start.
+    #[error(transparent)]
+    Receipts(#[from] zeppelin_cluster::receipts::ReceiptError),
     /// The listening address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Listen {

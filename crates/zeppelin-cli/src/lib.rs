@@ -79,7 +79,8 @@ enum Command {
     Rblwe(rblwe::RblweArgs),
     /// Median timings of the device operations on this host (set beside SEAL, fhe.rs and tfhe-ntt by scripts/peer_bench.sh).
     Bench(bench::BenchArgs),
-    /// Run the aggregation service over HTTP (docs/server.md) on a durable store in DIR.
+    /// Run the aggregation service over HTTP (docs/server.md) on a durable store: SQLite in
+    /// DIR (--data) or NATS JetStream (--store nats://...).
     Serve(serve::ServeArgs),
 }
 

@@ -1,7 +1,10 @@
-//! `zeppelin serve --data DIR --keys D [--listen ADDR:PORT] [--log-json]`: the aggregation
-//! service (docs/server.md) on the SQLite store in `DIR`, with the public parts of key
-//! directory `D`: `params.seal` (checked against `D/preset`, which must be seal4096 or
-//! seal8192) and, when present, `relin.seal` and `galois.seal`. No secret file is read.
+//! `zeppelin serve (--data DIR | --store nats://H:P[,H:P...] [--replicas N]) --keys D
+//! [--listen ADDR:PORT] [--log-json]`: the aggregation service (docs/server.md) on the SQLite
+//! store in `DIR` (the default) or on NATS JetStream (then with the receipt task of MQTT
+//! uploads), with the public parts of key directory `D`: `params.seal` (checked against
+//! `D/preset`, which must be seal4096 or seal8192) and, when present, `relin.seal` and
+//! `galois.seal`. No secret file is read. Every flag can come from the environment
+//! (`ZEPPELIN_DATA`, `ZEPPELIN_STORE`, `ZEPPELIN_KEYS`, `ZEPPELIN_LISTEN`, ...).
 //!
 //! Runs until SIGTERM or SIGINT, then finishes the requests in flight, commits and exits 0.
 
@@ -9,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
+use zeppelin_cluster::{receipts, NatsStore};
 use zeppelin_seal::device::SealPreset;
-use zeppelin_service::store::SqliteStore;
+use zeppelin_service::store::{SqliteStore, UploadStore};
 use zeppelin_service::{Preset, ServiceConfig, StartKeys};
 
 use crate::error::{CliError, CliResult};
@@ -21,24 +25,91 @@ use crate::preset::PresetFn;
 /// Arguments of `zeppelin serve`.
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Data directory of the store (created if missing; DIR/zeppelin.sqlite3).
-    #[arg(long)]
-    pub data: PathBuf,
+    /// Data directory of the SQLite store (created if missing; DIR/zeppelin.sqlite3).
+    #[arg(
+        long,
+        env = "ZEPPELIN_DATA",
+        required_unless_present = "store",
+        conflicts_with = "store"
+    )]
+    pub data: Option<PathBuf>,
+    /// NATS JetStream store: comma-separated `nats://HOST:PORT` URLs of the cluster.
+    #[arg(long, env = "ZEPPELIN_STORE", value_name = "URLS")]
+    pub store: Option<String>,
+    /// Replicas of the JetStream streams when this instance creates them (3 on a
+    /// three-node cluster, 1 on a single node).
+    #[arg(
+        long,
+        env = "ZEPPELIN_REPLICAS",
+        default_value_t = 3,
+        requires = "store"
+    )]
+    pub replicas: usize,
     /// Key directory (reads params.seal, preset, relin.seal and galois.seal only).
-    #[arg(long)]
+    #[arg(long, env = "ZEPPELIN_KEYS")]
     pub keys: PathBuf,
     /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "ZEPPELIN_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
     /// Log one JSON object per line on stderr (default: key=value text).
-    #[arg(long)]
+    #[arg(long, env = "ZEPPELIN_LOG_JSON")]
     pub log_json: bool,
     /// Most uploads one stream may hold.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(
+        long,
+        env = "ZEPPELIN_MAX_UPLOADS_PER_STREAM",
+        default_value_t = 1_000_000
+    )]
     pub max_uploads_per_stream: u64,
     /// Most requests in flight at once (503 beyond).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, env = "ZEPPELIN_MAX_IN_FLIGHT", default_value_t = 256)]
     pub max_in_flight: usize,
+}
+
+/// Where the uploads live.
+enum StoreChoice<'a> {
+    /// The embedded SQLite store in a data directory.
+    Sqlite(&'a Path),
+    /// NATS JetStream at these URLs, creating streams with this many replicas.
+    Nats { urls: &'a str, replicas: usize },
+}
+
+impl ServeArgs {
+    fn store_choice(&self) -> CliResult<StoreChoice<'_>> {
+        match (&self.data, &self.store) {
+            (Some(dir), None) => Ok(StoreChoice::Sqlite(dir)),
+            (None, Some(urls)) => Ok(StoreChoice::Nats {
+                urls,
+                replicas: self.replicas,
+            }),
+            // clap refuses both and neither; this keeps the rule in one place anyway.
+            _ => Err(CliError::ServeStore),
+        }
+    }
+}
+
+/// The opened store and, on NATS, the connection the cluster parts share (the receipt task;
+/// distributed aggregation hooks in here).
+struct OpenedStore {
+    store: Arc<dyn UploadStore>,
+    nats: Option<async_nats::Client>,
+}
+
+async fn open_store(choice: StoreChoice<'_>) -> CliResult<OpenedStore> {
+    Ok(match choice {
+        StoreChoice::Sqlite(dir) => OpenedStore {
+            store: Arc::new(SqliteStore::open(dir)?),
+            nats: None,
+        },
+        StoreChoice::Nats { urls, replicas } => {
+            let store = NatsStore::connect(urls, replicas).await?;
+            let nats = Some(store.client().clone());
+            OpenedStore {
+                store: Arc::new(store),
+                nats,
+            }
+        }
+    })
 }
 
 /// The key file `name` of `dir`, or `None` when it does not exist.
@@ -87,11 +158,30 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
-    runtime.block_on(serve(&a.data, &a.listen, config, keys))
+    runtime.block_on(serve(a.store_choice()?, &a.listen, config, keys))
 }
 
-async fn serve(data: &Path, listen: &str, config: ServiceConfig, keys: StartKeys) -> CliResult<()> {
-    let store = Arc::new(SqliteStore::open(data)?);
+async fn serve(
+    choice: StoreChoice<'_>,
+    listen: &str,
+    config: ServiceConfig,
+    keys: StartKeys,
+) -> CliResult<()> {
+    let OpenedStore { store, nats } = open_store(choice).await?;
+    // On NATS every instance receipts stored uploads (MQTT's end-to-end acknowledgement).
+    let receipts =
+        match nats {
+            Some(client) => {
+                let codec = config.preset.codec().map_err(|source| {
+                    zeppelin_service::StartError::Preset {
+                        preset: config.preset.name(),
+                        source,
+                    }
+                })?;
+                Some(receipts::spawn(client, codec, config.metrics.clone()).await?)
+            }
+            None => None,
+        };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|source| CliError::Listen {
@@ -102,5 +192,8 @@ async fn serve(data: &Path, listen: &str, config: ServiceConfig, keys: StartKeys
     // The one line a script waits for (the logs go to stderr).
     crate::console::line(format_args!("listening on {}", handle.url()))?;
     handle.run_until_signal().await?;
+    if let Some(task) = receipts {
+        task.stop();
+    }
     Ok(())
 }
