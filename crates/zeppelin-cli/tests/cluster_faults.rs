@@ -297,6 +297,8 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    // async-nats spawns tasks when a JetStream context is made: inside the runtime.
+    let _in_runtime = runtime.enter();
     let cluster = runtime.block_on(Cluster::start())?;
     let nats = cluster.nats_arg();
     let (_serve, line) = spawn_ready(
