@@ -322,6 +322,15 @@ pub enum CliError {
     /// The async runtime could not be started.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// A worker of the aggregation group failed.
+    #[error(transparent)]
+    Worker(#[from] zeppelin_cluster::worker::WorkerError),
+    /// The job topology on NATS could not be set up.
+    #[error(transparent)]
+    Jobs(#[from] zeppelin_cluster::jobs::NatsError),
+    /// `--aggregate workers` without a NATS store to reach the workers through.
+    #[error("--aggregate workers needs --store nats://...; use --aggregate local with --data")]
+    WorkersNeedNats,
 }
 
 impl From<crate::demo_error::DemoError> for CliError {

@@ -37,6 +37,7 @@ pub mod private_dir;
 pub mod rblwe;
 pub mod serve;
 pub mod slots;
+pub mod worker;
 
 use std::process::ExitCode;
 
@@ -82,6 +83,8 @@ enum Command {
     /// Run the aggregation service over HTTP (docs/server.md) on a durable store: SQLite in
     /// DIR (--data) or NATS JetStream (--store nats://...).
     Serve(serve::ServeArgs),
+    /// Run an aggregation worker of the NATS JetStream cluster (sums shards of jobs).
+    Worker(worker::WorkerArgs),
 }
 
 /// Parses the command line, runs the subcommand and returns the process's exit status
@@ -120,6 +123,7 @@ pub fn run() -> ExitCode {
         Command::Rblwe(a) => rblwe::run(a).map_err(CliError::from),
         Command::Bench(a) => bench::run(&a),
         Command::Serve(a) => serve::run(&a),
+        Command::Worker(a) => worker::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -64,6 +64,9 @@ pub struct ServeArgs {
     /// Most requests in flight at once (503 beyond).
     #[arg(long, env = "ZEPPELIN_MAX_IN_FLIGHT", default_value_t = 256)]
     pub max_in_flight: usize,
+    /// Who aggregates (`--aggregate workers|local`, `--shard-size K`).
+    #[command(flatten)]
+    pub aggregate: crate::worker::AggregateArgs,
 }
 
 /// Where the uploads live.
@@ -158,7 +161,13 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
-    runtime.block_on(serve(a.store_choice()?, &a.listen, config, keys))
+    runtime.block_on(serve(
+        a.store_choice()?,
+        &a.listen,
+        config,
+        keys,
+        &a.aggregate,
+    ))
 }
 
 async fn serve(
@@ -166,8 +175,15 @@ async fn serve(
     listen: &str,
     config: ServiceConfig,
     keys: StartKeys,
+    aggregate: &crate::worker::AggregateArgs,
 ) -> CliResult<()> {
+    let replicas = match choice {
+        StoreChoice::Nats { replicas, .. } => replicas,
+        StoreChoice::Sqlite(_) => 1,
+    };
     let OpenedStore { store, nats } = open_store(choice).await?;
+    // Workers need the NATS connection; on SQLite only local aggregation.
+    let aggregator = crate::worker::aggregator(aggregate, nats.as_ref(), replicas, &config).await?;
     // On NATS every instance receipts stored uploads (MQTT's end-to-end acknowledgement).
     let receipts =
         match nats {
@@ -188,7 +204,8 @@ async fn serve(
             addr: listen.to_owned(),
             source,
         })?;
-    let handle = zeppelin_service::start(listener, store, config, keys).await?;
+    let handle =
+        zeppelin_service::start_with_aggregator(listener, store, config, keys, aggregator).await?;
     // The one line a script waits for (the logs go to stderr).
     crate::console::line(format_args!("listening on {}", handle.url()))?;
     handle.run_until_signal().await?;
