@@ -136,9 +136,15 @@ async fn run(
         };
         if let Err(reason) = &result {
             // Deleted before the receipt goes out, so a device that saw the error knows the
-            // stream does not hold it. Already gone (replaced by a re-publish) is fine.
-            if let Err(e) = uploads.delete_message(seq).await {
-                tracing::debug!(seq, error = %e, "receipt task: deleting an invalid upload");
+            // stream does not hold it. JetStream refusing means it is already gone (replaced
+            // by a re-publish); no answer at all leaves it unacked, to be delivered again.
+            use async_nats::jetstream::stream::DeleteMessageErrorKind as K;
+            match uploads.delete_message(seq).await {
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), K::JetStream(_)) => {
+                    tracing::debug!(seq, error = %e, "receipt task: invalid upload already gone");
+                }
+                Err(e) => return Err(e.into()),
             }
             tracing::info!(stream, token, seq, reason, "invalid upload deleted");
         }

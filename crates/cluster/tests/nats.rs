@@ -26,17 +26,17 @@ use zeppelin_service::names::{IdempotencyKey, StreamName};
 use zeppelin_service::store::{AppendRequest, SqliteStore, StoreError, UploadStore};
 use zeppelin_service::{start, AggregateOp, Metrics, Preset, ServiceConfig, StartKeys};
 
-fn name(s: &str) -> StreamName {
-    StreamName::new(s).expect("test stream name")
+fn name(s: &str) -> TestResult<StreamName> {
+    Ok(StreamName::new(s)?)
 }
 
-fn request(stream: &str, key: Option<&str>, body: &[u8]) -> AppendRequest {
-    AppendRequest {
-        stream: name(stream),
-        key: key.map(|k| IdempotencyKey::new(k).expect("test key")),
+fn request(stream: &str, key: Option<&str>, body: &[u8]) -> TestResult<AppendRequest> {
+    Ok(AppendRequest {
+        stream: name(stream)?,
+        key: key.map(IdempotencyKey::new).transpose()?,
         body: Bytes::copy_from_slice(body),
         max_uploads: 1_000,
-    }
+    })
 }
 
 /// Connects once the node's JetStream answers (it may take a moment after the port opens).
@@ -58,29 +58,29 @@ async fn store(node: &Node) -> TestResult<NatsStore> {
 async fn store_contract_on_jetstream() -> TestResult {
     let node = Node::start()?;
     let s = store(&node).await?;
-    assert!(s.stream_info(&name("a")).await?.is_none());
+    assert!(s.stream_info(&name("a")?).await?.is_none());
 
     // Interleaved streams: ids increase but are not contiguous within a stream.
     let mut ids_a = Vec::new();
     for i in 0..5u8 {
         let a = s
-            .append(request("a", Some(&format!("k{i}")), &[i; 10]))
+            .append(request("a", Some(&format!("k{i}")), &[i; 10])?)
             .await?;
         assert!(!a.duplicate);
         ids_a.push(a.id);
-        let b = s.append(request("b", None, &[100 + i; 7])).await?;
+        let b = s.append(request("b", None, &[100 + i; 7])?).await?;
         assert!(b.id > a.id);
     }
     assert!(ids_a.windows(2).all(|w| w[1] == w[0] + 2), "{ids_a:?}");
 
-    let info = s.stream_info(&name("a")).await?.expect("stream a");
+    let info = s.stream_info(&name("a")?).await?.expect("stream a");
     assert_eq!(info.count, 5);
     assert!(info.last_id >= ids_a[4]);
     // Reads in chunks of 2 up to the last id give every upload once, in id order.
     let mut read = Vec::new();
     let mut after = 0;
     loop {
-        let chunk = s.read_chunk(&name("a"), after, info.last_id, 2).await?;
+        let chunk = s.read_chunk(&name("a")?, after, info.last_id, 2).await?;
         if chunk.is_empty() {
             break;
         }
@@ -93,40 +93,40 @@ async fn store_contract_on_jetstream() -> TestResult {
         assert_eq!(u.body.as_ref(), &[i as u8; 10]);
     }
     // (after, through] bounds: only ids_a[1] and ids_a[2].
-    let mid = s.read_chunk(&name("a"), ids_a[0], ids_a[2], 10).await?;
+    let mid = s.read_chunk(&name("a")?, ids_a[0], ids_a[2], 10).await?;
     assert_eq!(mid.iter().map(|u| u.id).collect::<Vec<_>>(), &ids_a[1..3]);
 
     // The same key and bytes: a duplicate with the first id; other bytes: KeyReused.
-    let again = s.append(request("a", Some("k3"), &[3; 10])).await?;
+    let again = s.append(request("a", Some("k3"), &[3; 10])?).await?;
     assert_eq!((again.id, again.duplicate), (ids_a[3], true));
-    match s.append(request("a", Some("k3"), &[9; 10])).await {
+    match s.append(request("a", Some("k3"), &[9; 10])?).await {
         Err(StoreError::KeyReused { id, key, .. }) => {
             assert_eq!((id, key.as_str()), (ids_a[3], "k3"));
         }
         other => panic!("expected KeyReused, got {other:?}"),
     }
     // A key that is hashed into its subject token behaves the same.
-    let hashed = s.append(request("a", Some("device-1/0"), b"x")).await?;
+    let hashed = s.append(request("a", Some("device-1/0"), b"x")?).await?;
     assert!(!hashed.duplicate);
     assert!(
-        s.append(request("a", Some("device-1/0"), b"x"))
+        s.append(request("a", Some("device-1/0"), b"x")?)
             .await?
             .duplicate
     );
     assert!(matches!(
-        s.append(request("a", Some("device-1/0"), b"y")).await,
+        s.append(request("a", Some("device-1/0"), b"y")?).await,
         Err(StoreError::KeyReused { .. })
     ));
-    assert_eq!(s.stream_info(&name("a")).await?.map(|i| i.count), Some(6));
+    assert_eq!(s.stream_info(&name("a")?).await?.map(|i| i.count), Some(6));
 
     // A '.' in the stream name cannot be a NATS subject token: refused with a typed error.
-    match s.append(request("x.y", Some("k"), b"z")).await {
+    match s.append(request("x.y", Some("k"), b"z")?).await {
         Err(StoreError::Unsupported(why)) => assert!(why.contains("'.'"), "{why}"),
         other => panic!("expected Unsupported, got {other:?}"),
     }
 
     // The per-stream limit.
-    let mut full = request("a", Some("k-new"), b"n");
+    let mut full = request("a", Some("k-new"), b"n")?;
     full.max_uploads = 6;
     assert!(matches!(
         s.append(full).await,
@@ -141,7 +141,7 @@ async fn store_contract_on_jetstream() -> TestResult {
     assert_eq!(counts, [("a".to_owned(), 6), ("b".to_owned(), 5)]);
     s.close().await?;
     assert!(matches!(
-        s.append(request("a", None, b"late")).await,
+        s.append(request("a", None, b"late")?).await,
         Err(StoreError::Closed)
     ));
     Ok(())
@@ -226,9 +226,9 @@ async fn mqtt_upload_is_stored_and_receipted_over_mqtt() -> TestResult {
         .ok_or_else(|| format!("receipt without id: {receipt}"))?
         .parse()?;
     // The stored upload is the published bytes, under the receipt's id.
-    let info = s.stream_info(&name("meter")).await?.expect("stream meter");
+    let info = s.stream_info(&name("meter")?).await?.expect("stream meter");
     assert_eq!(info.count, 1);
-    let stored = s.read_chunk(&name("meter"), 0, info.last_id, 10).await?;
+    let stored = s.read_chunk(&name("meter")?, 0, info.last_id, 10).await?;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].id, id);
     assert_eq!(stored[0].body.as_ref(), wire.as_slice());
@@ -251,10 +251,10 @@ async fn mqtt_upload_is_stored_and_receipted_over_mqtt() -> TestResult {
     let error = receipt["error"].as_str().unwrap_or_default();
     assert!(error.starts_with("bad ciphertext"), "{receipt}");
     assert_eq!(
-        s.stream_info(&name("meter")).await?.map(|i| i.count),
+        s.stream_info(&name("meter")?).await?.map(|i| i.count),
         Some(1)
     );
-    let all = s.read_chunk(&name("meter"), 0, u64::MAX, 10).await?;
+    let all = s.read_chunk(&name("meter")?, 0, u64::MAX, 10).await?;
     assert_eq!(all.iter().map(|u| u.id).collect::<Vec<_>>(), [id]);
 
     // A re-publish of the same bytes under the same key replaces the message: still one.
@@ -270,7 +270,7 @@ async fn mqtt_upload_is_stored_and_receipted_over_mqtt() -> TestResult {
     assert_eq!(topic, layout::mqtt_receipt_topic("meter", "dev7-r1"));
     assert!(receipt["id"].is_string(), "{receipt}");
     assert_eq!(
-        s.stream_info(&name("meter")).await?.map(|i| i.count),
+        s.stream_info(&name("meter")?).await?.map(|i| i.count),
         Some(1)
     );
 
