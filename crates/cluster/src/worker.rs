@@ -232,7 +232,12 @@ impl Worker {
                 batch = self.consumer.fetch().max_messages(1).expires(Duration::from_secs(5)).messages() => batch,
             };
             let mut batch = batch.map_err(|e| NatsError::new("fetching a job", e))?;
-            while let Some(message) = batch.next().await {
+            loop {
+                let message = tokio::select! {
+                    _ = &mut stop => return Ok(()),
+                    message = batch.next() => message,
+                };
+                let Some(message) = message else { break };
                 let message = match message {
                     Ok(m) => m,
                     Err(e) => {

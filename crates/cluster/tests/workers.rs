@@ -126,8 +126,11 @@ fn job_config(shard_size: u64) -> JobConfig {
     }
 }
 
+/// Upload bodies and the slots each one encrypts.
+type Readings = (Vec<Vec<u8>>, Vec<Vec<u32>>);
+
 /// Encryptions of readings `r_i(slot) = (7 i + slot) mod 97` and the readings.
-fn readings(device: &Device, n: usize) -> TestResult<(Vec<Vec<u8>>, Vec<Vec<u32>>)> {
+fn readings(device: &Device, n: usize) -> TestResult<Readings> {
     let mut bodies = Vec::new();
     let mut plain = Vec::new();
     for i in 0..n {

@@ -182,7 +182,8 @@ async fn serve(
         StoreChoice::Sqlite(_) => 1,
     };
     let OpenedStore { store, nats } = open_store(choice).await?;
-    // Workers need the NATS connection; on SQLite only local aggregation.
+    // With NATS the worker group aggregates unless --aggregate local (the job stream and the
+    // partials bucket are created here, with the store's replicas).
     let aggregator = crate::worker::aggregator(aggregate, nats.as_ref(), replicas, &config).await?;
     // On NATS every instance receipts stored uploads (MQTT's end-to-end acknowledgement).
     let receipts =

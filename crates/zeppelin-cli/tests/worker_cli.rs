@@ -1,0 +1,156 @@
+//! `zeppelin worker` as a process against a real `nats-server -js` node: it prints `worker
+//! ready`, sums the shards of a JobAggregator job to exactly the in-process result, serves
+//! its counters on /metrics, and exits 0 on SIGTERM.
+
+#[path = "../../service/tests/common/mod.rs"]
+mod common;
+#[path = "../../cluster/tests/nats_node/mod.rs"]
+mod nats_node;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, stream};
+use bytes::Bytes;
+use common::{slots, Device};
+use nats_node::{NatsNode, TestResult};
+use zeppelin_cluster::combine::{JobAggregator, JobConfig};
+use zeppelin_cluster::jobs::names;
+use zeppelin_seal::ComprMode;
+use zeppelin_server::Evaluator;
+use zeppelin_service::aggregate::Aggregation;
+use zeppelin_service::names::{IdempotencyKey, StreamName};
+use zeppelin_service::store::{AppendRequest, SqliteStore, UploadStore};
+use zeppelin_service::{AggregateOp, Aggregator, LocalAggregator, Preset};
+
+/// The worker process, killed in Drop if still running.
+struct WorkerProcess(Child);
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> TestResult<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestResult {
+    let node = NatsNode::start().await?;
+    let js = jetstream::new(node.client().await?);
+    js.get_or_create_stream(stream::Config {
+        name: names::UPLOADS_STREAM.into(),
+        subjects: vec!["zeppelin.up.>".into()],
+        max_messages_per_subject: 1,
+        num_replicas: 1,
+        ..Default::default()
+    })
+    .await?;
+    // The service side creates the job stream and the bucket; the worker waits for them.
+    let aggregator = JobAggregator::connect(
+        node.client().await?,
+        1,
+        JobConfig {
+            shard_size: 4,
+            timeout: Duration::from_secs(60),
+            poll: Duration::from_millis(50),
+        },
+    )
+    .await?;
+
+    let device = Device::new(9)?;
+    let dir = tempfile::tempdir()?;
+    let sqlite = Arc::new(SqliteStore::open(dir.path())?);
+    let n = 10;
+    for i in 0..n {
+        let body = device.encrypt_seeded(&slots(|s| ((i * 31 + s) % 1000) as u32))?;
+        js.publish(
+            names::upload_subject("meters", &format!("k{i}")),
+            Bytes::from(body.clone()),
+        )
+        .await?
+        .await?;
+        sqlite
+            .append(AppendRequest {
+                stream: StreamName::new("meters")?,
+                key: Some(IdempotencyKey::new(&format!("k{i}"))?),
+                body: Bytes::from(body),
+                max_uploads: 1_000,
+            })
+            .await?;
+    }
+
+    let metrics_port = free_port()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
+        .args([
+            "worker",
+            "--nats",
+            &node.url,
+            "--threads",
+            "2",
+            "--ack-wait",
+            "5",
+        ])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
+        .env("ZEPPELIN_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let worker = WorkerProcess(child);
+    let mut first = String::new();
+    let mut reader = BufReader::new(stdout);
+    tokio::task::block_in_place(|| reader.read_line(&mut first))?;
+    assert_eq!(first.trim(), "worker ready");
+
+    let codec = Preset::Seal4096.codec()?;
+    let evaluator = Arc::new(Evaluator::new(codec.seal().clone())?);
+    let with = Aggregation {
+        store: sqlite.clone(),
+        codec,
+        evaluator,
+        relin: None,
+        chunk: 3,
+    };
+    let stream = StreamName::new("meters")?;
+    let remote = aggregator
+        .aggregate(with.clone(), stream.clone(), AggregateOp::Sum)
+        .await?;
+    let local = LocalAggregator
+        .aggregate(with, stream, AggregateOp::Sum)
+        .await?;
+    assert_eq!(remote.count, n as u64);
+    assert_eq!(
+        remote.ciphertext.save(ComprMode::None)?,
+        local.ciphertext.save(ComprMode::None)?
+    );
+
+    // 10 uploads in shards of 4: three shards, ten ciphertexts.
+    let mut http = std::net::TcpStream::connect(("127.0.0.1", metrics_port))?;
+    http.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?;
+    let mut text = String::new();
+    http.read_to_string(&mut text)?;
+    assert!(
+        text.contains("zeppelin_worker_shards_total{result=\"done\"} 3\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("zeppelin_worker_ciphertexts_total 10\n"),
+        "{text}"
+    );
+
+    let mut worker = worker;
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
+    let sent = unsafe { libc::kill(worker.0.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(sent, 0);
+    let status = tokio::task::block_in_place(|| worker.0.wait())?;
+    assert!(status.success(), "worker exited with {status}");
+    Ok(())
+}
