@@ -142,7 +142,8 @@ pub async fn read_uploads(
         })
         .await
         .map_err(|e| NatsError::new(format!("reader of {filter}"), e))?;
-    let mut out = Vec::with_capacity(usize::try_from(count.min(1 << 20)).unwrap_or(0));
+    // Grows as read: `count` may be a bound only (the coordinator's scan passes u64::MAX).
+    let mut out = Vec::with_capacity(usize::try_from(count.min(4096)).unwrap_or(0));
     if consumer.cached_info().num_pending == 0 {
         return Ok(out);
     }

@@ -67,6 +67,9 @@ fn serve_on_jetstream_stores_sums_and_receipts() -> TestResult {
         .arg(&keys)
         .env("ZEPPELIN_STORE", &node.url)
         .env_remove("ZEPPELIN_DATA")
+        // This test is about the store: aggregate in process (with NATS the default is the
+        // worker group, tested in worker_cli.rs).
+        .env("ZEPPELIN_AGGREGATE", "local")
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(dir.path().join("serve.log"))?)
         .spawn()?;

@@ -154,3 +154,125 @@ async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestRes
     assert!(status.success(), "worker exited with {status}");
     Ok(())
 }
+
+/// `zeppelin serve --store nats://... --replicas 1` (worker group by default) with two
+/// `zeppelin worker` processes: uploads over HTTP, the sum and the weighted sum over HTTP
+/// decrypt to the plaintext truth, and equal the in-process aggregation byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
+    use zeppelin::Params;
+    let node = NatsNode::start().await?;
+    let dir = tempfile::tempdir()?;
+    let keys = dir.path().join("keys");
+    let keygen = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
+        .args(["keygen", "--dir"])
+        .arg(&keys)
+        .stdout(Stdio::null())
+        .status()?;
+    assert!(keygen.success());
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--replicas", "1"])
+        .args(["--shard-size", "3", "--store", &node.url, "--keys"])
+        .arg(&keys)
+        .env("ZEPPELIN_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let stdout = serve.stdout.take().ok_or("no stdout")?;
+    let _serve = WorkerProcess(serve);
+    let mut line = String::new();
+    tokio::task::block_in_place(|| BufReader::new(stdout).read_line(&mut line))?;
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or_else(|| format!("unexpected first line {line:?}"))?
+        .to_owned();
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
+            .args(["worker", "--nats", &node.url, "--threads", "1"])
+            .env("ZEPPELIN_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        workers.push(WorkerProcess(child));
+        let mut ready = String::new();
+        tokio::task::block_in_place(|| BufReader::new(stdout).read_line(&mut ready))?;
+        assert_eq!(ready.trim(), "worker ready");
+    }
+
+    let device = Device::new(11)?;
+    let client = zeppelin_service::client::Client::new(&url)?;
+    let sqlite_dir = tempfile::tempdir()?;
+    let sqlite = Arc::new(SqliteStore::open(sqlite_dir.path())?);
+    let n = 8usize;
+    let mut plain = Vec::new();
+    for i in 0..n {
+        let s = slots(|slot| ((i * 5 + slot * 3) % 200) as u32);
+        let body = device.encrypt_seeded(&s)?;
+        plain.push(s);
+        client
+            .upload("flow", body.clone(), Some(&format!("d{i}")))
+            .await?;
+        sqlite
+            .append(AppendRequest {
+                stream: StreamName::new("flow")?,
+                key: Some(IdempotencyKey::new(&format!("d{i}"))?),
+                body: Bytes::from(body),
+                max_uploads: 1_000,
+            })
+            .await?;
+    }
+    let codec = Preset::Seal4096.codec()?;
+    let evaluator = Arc::new(Evaluator::new(codec.seal().clone())?);
+    let with = Aggregation {
+        store: sqlite.clone(),
+        codec,
+        evaluator,
+        relin: None,
+        chunk: 5,
+    };
+    let weights: Vec<i64> = (0..n as i64).map(|i| 2 * i - 3).collect();
+    for op in [AggregateOp::Sum, AggregateOp::Dot(weights.clone())] {
+        let remote = client.aggregate("flow", &op).await?;
+        let local = LocalAggregator
+            .aggregate(with.clone(), StreamName::new("flow")?, op.clone())
+            .await?;
+        assert_eq!(remote.count, n as u64);
+        assert_eq!(remote.ciphertext, local.ciphertext.save(ComprMode::None)?);
+        let got = device.decrypt(&remote.ciphertext)?;
+        let t = i64::from(common::P::T);
+        for (slot, value) in got.iter().enumerate() {
+            let truth: i64 = plain
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let w = if op == AggregateOp::Sum {
+                        1
+                    } else {
+                        weights[i]
+                    };
+                    w * i64::from(p[slot])
+                })
+                .sum();
+            assert_eq!(
+                i64::from(*value),
+                truth.rem_euclid(t),
+                "{} slot {slot}",
+                op.name()
+            );
+        }
+    }
+    // The worker group did the sums: 2 ops × 3 shards of at most 3 uploads, all acknowledged.
+    let js = jetstream::new(node.client().await?);
+    let mut consumer: async_nats::jetstream::consumer::PullConsumer = js
+        .get_stream(names::JOBS_STREAM)
+        .await?
+        .get_consumer(names::WORKERS_CONSUMER)
+        .await?;
+    let info = consumer.info().await?;
+    assert_eq!(info.ack_floor.stream_sequence, 6);
+    assert_eq!(info.num_ack_pending, 0);
+    Ok(())
+}
