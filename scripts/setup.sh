@@ -20,6 +20,9 @@ command -v prlimit >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 # The C library's host test uses OpenSSL's AES-128-CTR as an independent board keystream.
 [ -f /usr/include/openssl/evp.h ] || need_apt+=(libssl-dev)
+# The cluster tests and benchmark start a three-node NATS JetStream cluster (with its MQTT
+# gateway) on loopback; Debian's nats-server (2.9) is the one they are written for.
+command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "setup: missing Debian packages: ${need_apt[*]}; run: sudo apt-get install -y ${need_apt[*]}" >&2

@@ -4,7 +4,9 @@
 #  - interoperability tests (a)-(e) against Microsoft SEAL (seal-python 4.4.0), the Rust
 #    evaluator byte for byte against SEAL's (cargo tests of zeppelin-server, and `zeppelin eval`
 #    in tests/interop), the service's crash test (cargo test of zeppelin-cli: kill -9 during an
-#    ingest of 10,000 uploads) and the load test's short form
+#    ingest of 10,000 uploads), the cluster fault test (cargo test of zeppelin-cli: a NATS node
+#    and a worker killed during 10,000 HTTP and MQTT uploads and their aggregation) and the
+#    load test's and the cluster figures' short forms
 #  - Cortex-M55 firmware under QEMU (KATs on target, MVE vs portable, measurements) + binary audit
 #  - Cortex-M33 RBLWE firmware under QEMU (KATs on target, staged measurements, gadget check)
 #  - the security suite's short forms (security/run.sh --short: binary audit, CCA2 branch
@@ -60,6 +62,13 @@ echo "== aggregation service load test, short form (full form: cargo run --relea
 # each decrypted and checked against the plaintext result (exits non-zero on a mismatch).
 load_out="$(mktemp -d)"
 cargo run --release -q -p zeppelin-service --example load -- --short --out "$load_out"
+
+echo "== scale-out figures, short form (full form: cargo run --release -p zeppelin-cli --example cluster_bench) =="
+# A three-node nats-server cluster on loopback, the real serve --store nats:// and worker
+# processes: 1,000 uploads over HTTP and over MQTT (receipted), then sum with 1, 2 and 4
+# workers, each decrypted and checked. (The fault test, cluster_faults, ran with the
+# zeppelin-cli tests above.)
+cargo run --release -q -p zeppelin-cli --example cluster_bench -- --short --out "$load_out"
 rm -rf "$load_out"
 
 echo "== peer benchmark, short form (full form: bash scripts/peer_bench.sh) =="
