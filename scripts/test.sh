@@ -49,11 +49,9 @@ echo "== SEAL interoperability =="
 cargo build --release -q -p zeppelin-cli
 # The x86-64 kernels must inline every vector intrinsic: a closure inside a
 # #[target_feature] kernel does not inherit its instruction set, and its intrinsics then
-# compile to calls (the NTT ran 4x slower that way). Checked on the binary.
-if objdump -d --no-show-raw-insn target/release/zeppelin | grep -E 'call.*core_arch.*(avx|sse)'; then
-  echo "test.sh: vector intrinsics compiled to calls (see above)" >&2
-  exit 1
-fi
+# compile to calls (the NTT ran 4x slower that way). Checked on the binary, for our code
+# (third-party code doing it is listed, not failed: see the script).
+python3 scripts/check_intrinsic_calls.py target/release/zeppelin
 ZEPPELIN_BIN="$PWD/target/release/zeppelin" .venv/bin/python -m pytest -q tests/interop
 bash scripts/python_test.sh  # the Python package (python/): pip install ./python, pytest beside seal-python
 
