@@ -170,6 +170,8 @@ enum ZeppelinStatus
   ZEPPELIN_STATUS_KEY_PAIR_MISMATCH = 25,
   // An internal primitive refused its input (not expected with the built-in presets).
   ZEPPELIN_STATUS_INTERNAL = 26,
+  // A public key read from bytes carries no public seed (only keygen records it).
+  ZEPPELIN_STATUS_NO_PUBLIC_SEED = 27,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -560,6 +562,15 @@ ZeppelinStatus zeppelin_public_key_write(const struct ZeppelinPublicKey *pk,
                                          uint8_t *out,
                                          size_t out_len,
                                          size_t *written);
+
+// Copies the 32-byte public seed that `p̂1 = â` of a generated public key was expanded
+// from into `out`: with it, the seeded public key is `p̂0` and this seed (the receiver
+// re-expands `â` as for a seeded ciphertext's `c1`). A key read from bytes has no seed
+// (`ZEPPELIN_STATUS_NO_PUBLIC_SEED`).
+//
+// # Safety
+// `pk` from its init function; `out` points at 32 writable bytes.
+ZeppelinStatus zeppelin_public_key_seed(const struct ZeppelinPublicKey *pk, uint8_t *out);
 
 // Reads a public key written by `zeppelin_public_key_write`, refusing residues not below
 // their prime and degenerate keys.

@@ -953,6 +953,33 @@ pub unsafe extern "C" fn zeppelin_public_key_write(
     })
 }
 
+/// Copies the 32-byte public seed that `p̂1 = â` of a generated public key was expanded
+/// from into `out`: with it, the seeded public key is `p̂0` and this seed (the receiver
+/// re-expands `â` as for a seeded ciphertext's `c1`). A key read from bytes has no seed
+/// (`ZEPPELIN_STATUS_NO_PUBLIC_SEED`).
+///
+/// # Safety
+/// `pk` from its init function; `out` points at 32 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zeppelin_public_key_seed(
+    pk: *const ZeppelinPublicKey,
+    out: *mut u8,
+) -> ZeppelinStatus {
+    run(|| unsafe {
+        let p = preset_of(pk, Kind::PublicKey)?;
+        let out = object::output(out, 32)?;
+        let seed = with_preset!(p, P => {
+            let key = get::<PublicKey<P>, _>(pk);
+            if !key.is_set() {
+                return Err(ZeppelinStatus::KeyNotSet);
+            }
+            key.seed().map(|s| s.0).ok_or(ZeppelinStatus::NoPublicSeed)
+        })?;
+        out.copy_from_slice(&seed);
+        Ok(())
+    })
+}
+
 /// Reads a public key written by `zeppelin_public_key_write`, refusing residues not below
 /// their prime and degenerate keys.
 ///

@@ -61,10 +61,12 @@ pub enum ZeppelinStatus {
     KeyPairMismatch = 25,
     /// An internal primitive refused its input (not expected with the built-in presets).
     Internal = 26,
+    /// A public key read from bytes carries no public seed (only keygen records it).
+    NoPublicSeed = 27,
 }
 
 /// Every status, in code order (for `zeppelin_strerror` and the tests).
-pub(crate) const ALL_STATUSES: [ZeppelinStatus; 27] = [
+pub(crate) const ALL_STATUSES: [ZeppelinStatus; 28] = [
     ZeppelinStatus::Ok,
     ZeppelinStatus::NullPointer,
     ZeppelinStatus::Misaligned,
@@ -92,6 +94,7 @@ pub(crate) const ALL_STATUSES: [ZeppelinStatus; 27] = [
     ZeppelinStatus::FaultDetected,
     ZeppelinStatus::KeyPairMismatch,
     ZeppelinStatus::Internal,
+    ZeppelinStatus::NoPublicSeed,
 ];
 
 impl ZeppelinStatus {
@@ -125,6 +128,7 @@ impl ZeppelinStatus {
             Self::FaultDetected => c"fault detected: outputs erased",
             Self::KeyPairMismatch => c"the public key does not belong to the secret key",
             Self::Internal => c"internal primitive refused its input",
+            Self::NoPublicSeed => c"the public key was read from bytes: its public seed is unknown",
         }
     }
 }

@@ -171,8 +171,21 @@ static void round_trips(objects *o, ZeppelinRng *rng) {
   OK(zeppelin_secret_key_write(o->sk, wire, sizeof wire, &len));
   EXPECT(len == n);
   OK(zeppelin_secret_key_read(o->sk, wire, len));
+  /* the seeded public key: keygen records the seed p̂1 was expanded from, a reader has none */
+  uint8_t public_seed[32], error_seed[32], got_seed[32];
+  for (int i = 0; i < 32; i++) {
+    public_seed[i] = (uint8_t)(7 * i + 1);
+    error_seed[i] = (uint8_t)(5 * i + 3);
+  }
+  OK(zeppelin_keygen_public(o->sk, o->pk, o->ws, public_seed, error_seed));
+  OK(zeppelin_public_key_seed(o->pk, got_seed));
+  EXPECT(memcmp(got_seed, public_seed, 32) == 0);
+  IS(zeppelin_public_key_seed(o->pk, NULL), ZEPPELIN_STATUS_NULL_POINTER);
+  IS(zeppelin_public_key_seed(NULL, got_seed), ZEPPELIN_STATUS_NULL_POINTER);
+  IS(zeppelin_public_key_seed((ZeppelinPublicKey *)o->sk, got_seed), ZEPPELIN_STATUS_BAD_OBJECT);
   OK(zeppelin_public_key_write(o->pk, wire, sizeof wire, &len));
   OK(zeppelin_public_key_read(o->pk, wire, len));
+  IS(zeppelin_public_key_seed(o->pk, got_seed), ZEPPELIN_STATUS_NO_PUBLIC_SEED);
   OK(zeppelin_encrypt_public_random(o->pk, o->pt, k, rng, o->ct, o->ws));
   OK(zeppelin_decrypt(o->sk, o->ct, o->pt, o->ws));
   OK(zeppelin_decode(o->pt, back, n));
@@ -485,13 +498,13 @@ int main(int argc, char **argv) {
   printf("zeppelin host C test: %s\n", zeppelin_version());
 
   /* status names */
-  for (int code = 0; code <= 26; code++) {
+  for (int code = 0; code <= 27; code++) {
     const char *s = zeppelin_strerror(code);
     EXPECT(s != NULL && strlen(s) > 1 && strcmp(s, "unknown status code") != 0);
     for (int other = 0; other < code; other++) EXPECT(strcmp(s, zeppelin_strerror(other)) != 0);
   }
   EXPECT(strcmp(zeppelin_strerror(-1), "unknown status code") == 0);
-  EXPECT(strcmp(zeppelin_strerror(27), "unknown status code") == 0);
+  EXPECT(strcmp(zeppelin_strerror(28), "unknown status code") == 0);
   group("zeppelin_strerror names every status code");
 
   bfv_kat_files seal = files_of(root, "seal4096"), zep = files_of(root, "zeppelin4096");
