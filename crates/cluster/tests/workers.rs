@@ -6,7 +6,7 @@
 
 #[path = "../../service/tests/common/mod.rs"]
 mod common;
-mod nats_node;
+mod node;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,7 +15,7 @@ use async_nats::jetstream::{self, consumer, stream};
 use bytes::Bytes;
 use common::{slots, Device, P};
 use futures_util::StreamExt;
-use nats_node::{NatsNode, TestResult};
+use node::{Node, TestResult};
 use zeppelin::Params;
 use zeppelin_cluster::combine::{JobAggregator, JobConfig};
 use zeppelin_cluster::jobs::names;
@@ -96,7 +96,7 @@ impl Reference {
 
 /// Starts `n` in-process workers; returns their tasks and shared counters.
 async fn workers(
-    node: &NatsNode,
+    node: &Node,
     n: usize,
 ) -> TestResult<(Vec<tokio::task::JoinHandle<()>>, Arc<WorkerMetrics>)> {
     let metrics = Arc::new(WorkerMetrics::default());
@@ -143,7 +143,7 @@ fn readings(device: &Device, n: usize) -> TestResult<Readings> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn workers_match_local_aggregation_byte_for_byte() -> TestResult {
-    let node = NatsNode::start().await?;
+    let node = Node::start_with_jetstream().await?;
     let js = jetstream::new(node.client().await?);
     uploads_stream(&js).await?;
     let device = Device::new(3)?;
@@ -210,7 +210,7 @@ async fn workers_match_local_aggregation_byte_for_byte() -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_shard_of_a_dead_worker_is_redelivered_and_counted_once() -> TestResult {
-    let node = NatsNode::start().await?;
+    let node = Node::start_with_jetstream().await?;
     let js = jetstream::new(node.client().await?);
     uploads_stream(&js).await?;
     let device = Device::new(4)?;
@@ -292,7 +292,7 @@ async fn a_shard_of_a_dead_worker_is_redelivered_and_counted_once() -> TestResul
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_body_that_does_not_decode_is_skipped_and_counted() -> TestResult {
-    let node = NatsNode::start().await?;
+    let node = Node::start_with_jetstream().await?;
     let js = jetstream::new(node.client().await?);
     uploads_stream(&js).await?;
     let device = Device::new(5)?;

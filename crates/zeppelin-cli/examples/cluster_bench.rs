@@ -21,16 +21,18 @@
 mod cluster;
 #[path = "../../cluster/tests/support/mqtt_device.rs"]
 mod mqtt_device;
+#[path = "../../cluster/tests/support/process.rs"]
+mod process;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use cluster::{Cluster, NODES};
 use mqtt_device::{MqttDevice, ReceiptAnswer};
+use process::{run, spawn_ready};
 use zeppelin::{encoder, Bfv, Params, Plaintext, Seal4096, SeededCiphertext, Workspace};
 use zeppelin_cli::keydir::KeyDir;
 use zeppelin_seal::device::{self, AnyCiphertext};
@@ -62,16 +64,6 @@ struct Args {
     distinct: usize,
 }
 
-/// A child process killed and reaped when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn zeppelin_bin() -> BenchResult<PathBuf> {
     if let Some(p) = std::env::var_os("ZEPPELIN_BIN") {
         return Ok(PathBuf::from(p));
@@ -90,39 +82,6 @@ fn zeppelin_bin() -> BenchResult<PathBuf> {
         .into());
     }
     Ok(bin)
-}
-
-fn run(cmd: &mut Command) -> BenchResult {
-    let out = cmd.output()?;
-    if !out.status.success() {
-        return Err(format!("{cmd:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
-    Ok(())
-}
-
-/// Spawns `cmd` (stderr to `log`) and waits for a stdout line starting with `ready`.
-fn spawn_ready(cmd: &mut Command, log: &Path, ready: &str) -> BenchResult<(Proc, String)> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log)?)
-        .spawn()?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let child = Proc(child);
-    let mut lines = BufReader::new(stdout);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if lines.read_line(&mut line)? == 0 {
-            let log = std::fs::read_to_string(log).unwrap_or_default();
-            return Err(format!("{cmd:?} exited before {ready:?}:\n{log}").into());
-        }
-        if line.starts_with(ready) {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
-    Ok((child, line.trim().to_owned()))
 }
 
 struct AggRow {

@@ -20,13 +20,14 @@
 mod cluster;
 #[path = "../../cluster/tests/support/mqtt_device.rs"]
 mod mqtt_device;
+#[path = "../../cluster/tests/support/process.rs"]
+mod process;
 #[path = "../../zeppelin-seal/tests/support/mod.rs"]
 mod seal_support;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,6 +35,7 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream;
 use cluster::{all_messages, Cluster, NODES};
 use mqtt_device::{MqttDevice, ReceiptAnswer};
+use process::{run, spawn_ready};
 use sha2::{Digest, Sha256};
 use zeppelin::{encoder, Bfv, Params, Plaintext, Seal4096, SecretKey, SeededCiphertext, Workspace};
 use zeppelin_cli::keydir::KeyDir;
@@ -62,55 +64,6 @@ const INGEST_DEADLINE: Duration = Duration::from_secs(300);
 
 fn zeppelin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_zeppelin"))
-}
-
-fn run(cmd: &mut Command) -> TestResult {
-    let out = cmd.output()?;
-    if !out.status.success() {
-        return Err(format!("{cmd:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
-    }
-    Ok(())
-}
-
-/// A child process killed (SIGKILL) and reaped when dropped, also when the test fails.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Spawns `cmd` (stderr appended to `log`) and waits for a stdout line starting with
-/// `ready`; returns the child and that line. The rest of stdout is drained in a thread.
-fn spawn_ready(cmd: &mut Command, log: &Path, ready: &str) -> TestResult<(Proc, String)> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(log)?,
-        )
-        .spawn()?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let child = Proc(child);
-    let mut lines = BufReader::new(stdout);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if lines.read_line(&mut line)? == 0 {
-            let log = std::fs::read_to_string(log).unwrap_or_default();
-            return Err(format!("{cmd:?} exited before {ready:?}; its log:\n{log}").into());
-        }
-        if line.starts_with(ready) {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut lines, &mut std::io::sink()));
-    Ok((child, line.trim().to_owned()))
 }
 
 /// Slot `j` of upload `i` (below 1,000, different for every upload).

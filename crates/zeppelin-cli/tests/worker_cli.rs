@@ -4,8 +4,8 @@
 
 #[path = "../../service/tests/common/mod.rs"]
 mod common;
-#[path = "../../cluster/tests/nats_node/mod.rs"]
-mod nats_node;
+#[path = "../../cluster/tests/node/mod.rs"]
+mod node;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
@@ -15,7 +15,7 @@ use std::time::Duration;
 use async_nats::jetstream::{self, stream};
 use bytes::Bytes;
 use common::{slots, Device};
-use nats_node::{NatsNode, TestResult};
+use node::{Node, TestResult};
 use zeppelin_cluster::combine::{JobAggregator, JobConfig};
 use zeppelin_cluster::jobs::names;
 use zeppelin_seal::ComprMode;
@@ -43,7 +43,7 @@ fn free_port() -> TestResult<u16> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestResult {
-    let node = NatsNode::start().await?;
+    let node = Node::start_with_jetstream().await?;
     let js = jetstream::new(node.client().await?);
     js.get_or_create_stream(stream::Config {
         name: names::UPLOADS_STREAM.into(),
@@ -161,7 +161,7 @@ async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestRes
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
     use zeppelin::Params;
-    let node = NatsNode::start().await?;
+    let node = Node::start_with_jetstream().await?;
     let dir = tempfile::tempdir()?;
     let keys = dir.path().join("keys");
     let keygen = Command::new(env!("CARGO_BIN_EXE_zeppelin"))

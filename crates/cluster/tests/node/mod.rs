@@ -1,5 +1,6 @@
-//! A single `nats-server -js` node for tests: its own config and store directory in a temp
-//! dir, client and MQTT listeners on free 127.0.0.1 ports, killed (and waited for) on drop.
+//! A single `nats-server -js` node for tests (the one harness of the cluster crate's and the
+//! CLI's single-node tests): its own config and store directory in a temp dir, client and
+//! MQTT listeners on free 127.0.0.1 ports, killed (and waited for) on drop.
 
 #![allow(dead_code)]
 
@@ -60,6 +61,40 @@ impl Node {
             }
         }
         Ok(node)
+    }
+
+    /// [`Node::start`], then waits until JetStream answers API requests (the client port
+    /// opens a moment before JetStream is ready).
+    pub async fn start_with_jetstream() -> TestResult<Self> {
+        let node = Self::start()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let last_error = match async_nats::connect(&node.url).await {
+                Ok(client) => {
+                    // A missing stream is a JetStream answer too.
+                    let js = async_nats::jetstream::new(client);
+                    match js.get_stream("ZEPPELIN_PROBE").await {
+                        Ok(_) => return Ok(node),
+                        Err(e) if e.to_string().contains("not found") => return Ok(node),
+                        Err(e) => e.to_string(),
+                    }
+                }
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "JetStream did not answer within 20 s: {last_error}; log:\n{}",
+                    node.log()
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A client of the node.
+    pub async fn client(&self) -> TestResult<async_nats::Client> {
+        Ok(async_nats::connect(&self.url).await?)
     }
 
     /// The server's log so far.
