@@ -241,14 +241,21 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             ws.small[0].as_mut(),
             &ntt,
         );
-        let mut prng_a = PublicPrng::<A>::new(seed_a);
         let (p0, p1) = pk.parts_mut();
+        {
+            // Every prime's `â` first (prime after prime): the public PRNG's state is dropped
+            // before any transform runs, so its frame and the NTT's never add up.
+            let mut prng_a = PublicPrng::<A>::new(seed_a);
+            for (i, table) in P::ntt_tables().iter().enumerate() {
+                let a_hat = &mut p1[i * P::N..(i + 1) * P::N];
+                sample_uniform(&mut prng_a, table.modulus(), a_hat, &ntt);
+            }
+        }
         let poly = ws.poly.as_mut();
         for (i, table) in P::ntt_tables().iter().enumerate() {
             let q = table.modulus();
             let rows = i * P::N..(i + 1) * P::N;
-            let a_hat = &mut p1[rows.clone()];
-            sample_uniform(&mut prng_a, q, a_hat, &ntt);
+            let a_hat = &p1[rows.clone()];
             lift_small(q, ws.small[0].as_ref(), poly);
             ntt.forward(&table.view(), poly)?;
             let s_hat = &sk.ntt_residues()[rows.clone()];
@@ -353,30 +360,39 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             ws.small[0].as_mut(),
             &ntt,
         );
-        let mut prng_a = PublicPrng::<A>::new(&seeds.a);
-        let poly = ws.poly.as_mut();
+        // Every prime's mask first, straight into the output rows (`â` into `c0` for the
+        // seeded form, `a` into `c1` for the classic one), prime after prime as before: the
+        // public PRNG's state is dropped before any transform runs, so its frame and the
+        // NTT's never add up, and no workspace row is needed for the mask.
+        {
+            let mut prng_a = PublicPrng::<A>::new(&seeds.a);
+            let masks: &mut [u32] = match c1.as_deref_mut() {
+                None => c0,
+                Some(c1) => c1,
+            };
+            for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+                let row = &mut masks[i * P::N..(i + 1) * P::N];
+                sample_uniform(&mut prng_a, table.modulus(), row, &ntt);
+            }
+        }
         let carry = ws.aux.as_mut();
         plain_carry::<P>(lc, plain.coeffs(), carry);
         // Index loops rather than `chunks_exact` zips: no division, even on public lengths.
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
             let rows = i * P::N..(i + 1) * P::N;
             let q = table.modulus();
-            match c1.as_deref_mut() {
-                None => sample_uniform(&mut prng_a, q, poly, &ntt),
-                Some(c1) => {
-                    let a = &mut c1[rows.clone()];
-                    sample_uniform(&mut prng_a, q, a, &ntt);
-                    poly.copy_from_slice(a);
-                    ntt.forward(&table.view(), poly)?;
-                }
-            }
             let row = &mut c0[rows.clone()];
-            ntt.pointwise_mul(q, poly, &sk.ntt_residues()[rows], row)?;
+            if let Some(c1) = c1.as_deref() {
+                row.copy_from_slice(&c1[rows.clone()]);
+                ntt.forward(&table.view(), row)?;
+            }
+            // `row` holds `â`: `â ⊙ ŝ` in place, then back to coefficients.
+            ntt.pointwise_mul_assign(q, row, &sk.ntt_residues()[rows])?;
             ntt.inverse(&table.view(), row)?;
             let error = ws.small[0].as_ref();
             finish_c0(&ntt, q, lc, i, plain.coeffs(), carry, error, row, true)?;
         }
-        // `e` and the message's carry were secret; `poly` held only the public `â`.
+        // `e` and the message's carry were secret; the polynomial row was not used.
         ws.clear_used(Used {
             poly: false,
             aux: true,
@@ -411,12 +427,16 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         pk.check_set()?;
         let lc = constants::<P>(level)?;
         let (c0, c1) = out.rows_mut(level)?;
-        let mut prng_e = SecretPrng::<E>::new(seed_e);
         let [u, e1, e2] = &mut ws.small;
         let (u, e1, e2) = (u.as_mut(), e1.as_mut(), e2.as_mut());
-        sample_ternary(&mut prng_e, u);
-        sample_gaussian(&mut prng_e, e1, &ntt);
-        sample_gaussian(&mut prng_e, e2, &ntt);
+        {
+            // Dropped (and zeroized) before the transforms: its frame and the NTT's never
+            // add up on the stack.
+            let mut prng_e = SecretPrng::<E>::new(seed_e);
+            sample_ternary(&mut prng_e, u);
+            sample_gaussian(&mut prng_e, e1, &ntt);
+            sample_gaussian(&mut prng_e, e2, &ntt);
+        }
         let poly = ws.poly.as_mut();
         let carry = ws.aux.as_mut();
         plain_carry::<P>(lc, plain.coeffs(), carry);
