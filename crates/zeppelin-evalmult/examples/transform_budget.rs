@@ -15,7 +15,10 @@ use zeppelin_evalmult::{Engine, EngineOptions, RelinBatch};
 use zeppelin_ring::NttBackend;
 
 #[path = "../benches/support/workload.rs"]
-#[expect(dead_code, reason = "the shared workload file also serves the other benchmarks")]
+#[expect(
+    dead_code,
+    reason = "the shared workload file also serves the other benchmarks"
+)]
 mod workload;
 use workload::{workload, BATCH};
 
