@@ -11,8 +11,11 @@ use std::time::{Duration, Instant};
 
 use zeppelin_evalmult::Engine;
 
+#[path = "../benches/support/timing.rs"]
+mod timing;
 #[path = "../benches/support/workload.rs"]
 mod workload;
+use timing::median;
 use workload::{host_digits, workload, BATCH, CONFIGS, FPGA_CT_PER_S};
 
 /// CPU time of this process (all threads) in seconds, from /proc/self/stat (Linux; clock
@@ -36,20 +39,6 @@ fn cpu_per_call(mut f: impl FnMut()) -> Option<f64> {
             return Some(used / f64::from(calls));
         }
     }
-}
-
-/// Median of `runs` timings of `f`.
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    f(); // warm-up
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
 }
 
 fn main() {

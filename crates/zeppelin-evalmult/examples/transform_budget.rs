@@ -9,32 +9,19 @@
     reason = "test helpers outside #[test] fns unwrap on failure (clippy.toml exempts only #[test] fns)"
 )]
 
-use std::time::{Duration, Instant};
-
 use zeppelin_evalmult::{Engine, EngineOptions, RelinBatch};
 use zeppelin_ring::NttBackend;
 
+#[path = "../benches/support/timing.rs"]
+mod timing;
 #[path = "../benches/support/workload.rs"]
 #[expect(
     dead_code,
     reason = "the shared workload file also serves the other benchmarks"
 )]
 mod workload;
+use timing::median;
 use workload::{workload, BATCH};
-
-/// Median of `runs` timings of `f` (after one warm-up call).
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    f();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[runs / 2]
-}
 
 fn main() {
     let (n, towers) = (4096, 12);
