@@ -51,6 +51,23 @@ pub struct NttView<'a> {
     /// companions). Tables built on x86-64 always carry them; elsewhere, and in a view built
     /// by hand, `None` (the backends then run their Montgomery kernels).
     pub shoup: Option<ShoupView<'a>>,
+    /// The packed twiddles of the Helium radix-4 kernels (n = 4096), attached to a preset's
+    /// device tables with [`NttTable::with_packed`]; `None` elsewhere (the Helium backend then
+    /// runs its general schedule).
+    pub packed: Option<PackedView<'a>>,
+}
+
+/// The twiddles of the Helium radix-4 NTT (`mve::packed`): only the Barrett companions
+/// `w' = round(w·2^31/q)` of the forward twiddles `ψ^br(k)`, packed in the order the kernels
+/// read them (the kernels recover `w = round(w'·q/2^31)` with one multiply-high, and the
+/// inverse reads the same words backwards), and eight constants. Built and certified by
+/// `mve::PackedTwiddles::new`; carries the modulus it was built for in `consts[0]`.
+#[derive(Clone, Copy, Debug)]
+pub struct PackedView<'a> {
+    /// `n − 1` packed companions (one spare word).
+    pub table: &'a [u32],
+    /// `q, −q, 2q, round(2^31/q), n^-1, its companion, ψ^(n/2)·n^-1, its companion`.
+    pub consts: &'a [u32; 8],
 }
 
 /// The twiddles of the x86-64 Shoup kernels, each beside its Shoup companion
@@ -184,6 +201,8 @@ pub struct NttTable<S> {
     /// The Shoup twiddles of the x86-64 kernels (see [`ShoupView`]), in its field order.
     #[cfg(target_arch = "x86_64")]
     shoup: [S; 6],
+    /// The Helium radix-4 kernels' twiddles, when a device preset attached them.
+    packed: Option<PackedView<'static>>,
 }
 
 impl<S: AsRef<[u32]>> NttTable<S> {
@@ -208,7 +227,22 @@ impl<S: AsRef<[u32]>> NttTable<S> {
             }),
             #[cfg(not(target_arch = "x86_64"))]
             shoup: None,
+            packed: self.packed,
         }
+    }
+
+    /// The table with the Helium radix-4 kernels' twiddles attached (a device preset's
+    /// `static` tables do this at compile time; see `mve::PackedTwiddles`). The caller
+    /// attaches twiddles built for this table's modulus; the Helium backend checks it again
+    /// and otherwise ignores them.
+    pub const fn with_packed(mut self, packed: PackedView<'static>) -> Self {
+        self.set_packed(packed);
+        self
+    }
+
+    /// In place, as [`NttTable::with_packed`].
+    pub const fn set_packed(&mut self, packed: PackedView<'static>) {
+        self.packed = Some(packed);
     }
 
     /// The modulus.
@@ -261,6 +295,7 @@ impl<const N: usize> NttTable<[u32; N]> {
             psi,
             #[cfg(target_arch = "x86_64")]
             shoup,
+            packed: None,
         })
     }
 }
@@ -298,6 +333,7 @@ impl NttTable<alloc::vec::Vec<u32>> {
             psi,
             #[cfg(target_arch = "x86_64")]
             shoup,
+            packed: None,
         })
     }
 }

@@ -93,6 +93,34 @@ pub trait Params: Sized + Send + Sync + 'static {
     fn plain() -> &'static PlainConstants;
 }
 
+/// The Helium builds' tables: for `n = 4096` each table carries the packed twiddles of the
+/// radix-4 kernels (`zeppelin_ring::mve::PackedTwiddles`, 16 KB per prime, in the
+/// `.twiddles` section beside the others); other degrees keep the general schedule (the
+/// `n = 8192` preset's companions would not fit the device's tightly coupled memory).
+macro_rules! device_tables {
+    (4096; $($q:literal),+; $t:literal) => {
+        #[cfg(zeppelin_mve)]
+        pub(super) static PACKED_TABLES: [zeppelin_ring::mve::PackedTwiddles; K] =
+            [$(const { packed($q) }),+];
+        #[cfg(zeppelin_mve)]
+        pub(super) static PACKED_T_TABLE: zeppelin_ring::mve::PackedTwiddles = packed($t);
+        #[cfg(zeppelin_mve)]
+        #[allow(long_running_const_eval, reason = "as in the host build")]
+        pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] =
+            attach_packed([$(const { table::<N>($q) }),+], &PACKED_TABLES);
+        #[cfg(zeppelin_mve)]
+        pub(super) static T_TABLE: NttTable<[u32; N]> =
+            table::<N>($t).with_packed(PACKED_T_TABLE.view());
+    };
+    ($n:tt; $($q:literal),+; $t:literal) => {
+        #[cfg(zeppelin_mve)]
+        #[allow(long_running_const_eval, reason = "as in the host build")]
+        pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(const { table::<N>($q) }),+];
+        #[cfg(zeppelin_mve)]
+        pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
+    };
+}
+
 /// Defines a preset: a zero-sized type, its [`Params`] implementation and every table,
 /// from `n`, `t` and the primes alone.
 ///
@@ -109,7 +137,7 @@ macro_rules! preset {
     (
         $(#[$doc:meta])*
         pub struct $name:ident, mod $module:ident, name $label:literal,
-        n = $n:literal, log_n = $log_n:literal, t = $t:literal,
+        n = $n:tt, log_n = $log_n:literal, t = $t:literal,
         data = [$($q:literal),+ $(,)?],
         special = $special:expr $(,)?
     ) => {
@@ -131,12 +159,15 @@ macro_rules! preset {
                 reason = "building n = 8192 tables takes the const evaluator a while; it is a build step"
             )]
             // One inline constant per table: each is its own, shorter evaluation.
+            #[cfg(not(zeppelin_mve))]
             pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(const { table::<N>($q) }),+];
             #[allow(
                 long_running_const_eval,
                 reason = "as NTT_TABLES: on x86-64 the tables carry the Shoup twiddles too"
             )]
+            #[cfg(not(zeppelin_mve))]
             pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
+            device_tables!($n; $($q),+; $t);
             pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
             pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));
             pub(super) static LEVELS: [LevelConstants; K] = levels::<K>(PRIMES, $t);
@@ -223,6 +254,30 @@ preset! {
 
 /// The default preset.
 pub type DefaultParams = Seal4096;
+
+/// Builds the packed twiddles of the Helium radix-4 kernels at compile time.
+#[cfg(zeppelin_mve)]
+#[expect(clippy::panic, reason = "const evaluation only")]
+const fn packed(q: u32) -> zeppelin_ring::mve::PackedTwiddles {
+    match zeppelin_ring::mve::PackedTwiddles::new(q) {
+        Ok(t) => t,
+        Err(_) => panic!("a preset prime is not certified by the packed Helium NTT's plan"),
+    }
+}
+
+/// Attaches `packed[i]` to `tables[i]`.
+#[cfg(zeppelin_mve)]
+const fn attach_packed<const N: usize, const K: usize>(
+    mut tables: [NttTable<[u32; N]>; K],
+    packed: &'static [zeppelin_ring::mve::PackedTwiddles; K],
+) -> [NttTable<[u32; N]>; K] {
+    let mut i = 0;
+    while i < K {
+        tables[i].set_packed(packed[i].view());
+        i += 1;
+    }
+    tables
+}
 
 /// Builds an NTT table at compile time.
 #[expect(

@@ -72,9 +72,15 @@
 mod arith;
 mod client;
 mod ntt;
+mod packed;
+mod packed_kernel;
 mod pointwise;
 mod schedule;
 
+pub use packed::{
+    certify as certify_packed, PackedTwiddles, MAX_PACKED_MODULUS, PACKED_DEGREE,
+    PACKED_INSTRUCTIONS,
+};
 pub use schedule::{
     certify_pointwise, RangeError, Schedule, Step, MAX_CERTIFIED_MODULUS, RANGE_LIMIT, ROW,
 };

@@ -805,6 +805,9 @@ fn run_inverse(s: &Schedule, view: &NttView<'_>, a: &mut [u32]) {
 #[inline(never)]
 pub(super) fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
     table.check_len(a.len())?;
+    if super::packed::try_forward(table, a) {
+        return Ok(());
+    }
     match Schedule::forward(table.modulus.value(), table.log_n) {
         // The kernels read the table through raw pointers: it must have n entries.
         Ok(s) if table.forward.len() == a.len() => {
@@ -820,6 +823,9 @@ pub(super) fn forward(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingErro
 #[inline(never)]
 pub(super) fn inverse(table: &NttView<'_>, a: &mut [u32]) -> Result<(), RingError> {
     table.check_len(a.len())?;
+    if super::packed::try_inverse(table, a) {
+        return Ok(());
+    }
     match Schedule::inverse(table.modulus.value(), table.log_n) {
         Ok(s) if table.inverse.len() == a.len() => {
             run_inverse(&s, table, a);
