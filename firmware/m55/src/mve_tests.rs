@@ -6,8 +6,24 @@ use crate::harness::{first_mismatch, Harness, TestRng};
 use crate::meter::{median_instructions, stack_bytes};
 use crate::ring_tests::{heapless_name, N, PRIMES, TABLES};
 use cortex_m_semihosting::hprintln;
-use zeppelin_ring::mve::{certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS};
+use zeppelin::params::{Params, Seal4096, Zeppelin4096};
+use zeppelin_ring::mve::{
+    certify_packed, certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS, MAX_PACKED_MODULUS,
+    PACKED_INSTRUCTIONS,
+};
+use zeppelin_ring::mve::PackedTwiddles;
 use zeppelin_ring::{ClientKernels, NttBackend, NttTable, NttView, Portable};
+
+/// SEAL's 28-bit special prime is no device table, but the packed plan must hold for it
+/// too (the largest prime the presets name): its own packed twiddles, built here.
+static PACKED_28: PackedTwiddles = match PackedTwiddles::new(268_369_921) {
+    Ok(t) => t,
+    Err(_) => panic!("the packed plan certifies 268369921"),
+};
+static TABLE_28: NttTable<[u32; 4096]> = match NttTable::new_array(268_369_921) {
+    Ok(t) => t.with_packed(PACKED_28.view()),
+    Err(_) => panic!("NTT-friendly"),
+};
 
 macro_rules! table {
     ($q:expr, $n:expr) => {{
@@ -33,11 +49,14 @@ fn compare(
     let (a, b, c, d) = (&mut a[..n], &mut b[..n], &mut c[..n], &mut d[..n]);
     let mut ok = true;
     let mut count = 0;
-    for case in 0..cases + 2 {
+    for case in 0..cases + 3 {
         for (i, x) in a.iter_mut().enumerate() {
             *x = match case {
                 0 => 0,
                 1 => q - 1,
+                // alternating extremes: the largest differences in the first layer
+                2 if i % 2 == 0 => q - 1,
+                2 => 0,
                 _ => rng.below(q),
             };
             b[i] = *x;
@@ -133,9 +152,27 @@ pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
             format_args!("a transform or product differs"),
         );
     }
+    // The packed radix-4 kernels: the presets' device tables carry their twiddles.
+    let mut packed_total = 0;
+    let packed_tables = Seal4096::ntt_tables()
+        .iter()
+        .chain(Zeppelin4096::ntt_tables())
+        .chain([Seal4096::t_table(), &TABLE_28]);
+    for table in packed_tables {
+        let view = table.view();
+        let attached = view.packed.is_some();
+        let (count, ok) = compare(&view, 150, &mut rng, buf);
+        packed_total += count;
+        h.check(
+            name.set_q("", "mve packed radix-4 = portable n=4096 q=", view.modulus.value()),
+            attached && ok,
+            format_args!("packed twiddles attached: {attached}; a transform or product differs"),
+        );
+    }
     hprintln!(
-        "INFO mve vs portable: {} random/edge input sets, each forward + inverse + products",
-        total
+        "INFO mve vs portable: {} random/edge input sets on the general schedule, {} on the packed kernels; each forward + inverse + products",
+        total,
+        packed_total
     );
     let (words, ok) = compare_cdt(&mut rng, buf);
     h.check(
@@ -167,6 +204,26 @@ pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
             }
         }
     }
+    for q in Seal4096::DATA_PRIMES
+        .iter()
+        .chain(Zeppelin4096::DATA_PRIMES)
+        .chain([&Seal4096::T, &268_369_921])
+    {
+        match certify_packed(*q) {
+            Ok(b) => hprintln!(
+                "INFO packed range certificate q={}: max |intermediate| {} ({:.2}q); limit 2^31 - 1",
+                q,
+                b,
+                b as f32 / *q as f32
+            ),
+            Err(e) => h.check("packed plan certifies the presets' primes", false, format_args!("{e:?}")),
+        }
+    }
+    h.check(
+        "packed plan certifies q < 2^28, refuses q=1061093377",
+        certify_packed(MAX_PACKED_MODULUS).is_ok() && certify_packed(1_061_093_377).is_err(),
+        format_args!("verdicts unexpected"),
+    );
     let refused = Schedule::forward(1_061_093_377, 12).is_err()
         && Schedule::inverse(1_061_093_377, 12).is_err()
         && Schedule::forward(MAX_CERTIFIED_MODULUS, 17).is_ok();
@@ -224,6 +281,37 @@ pub fn ablation(buf: &mut [[u32; N]; 4]) {
             mi,
             pi as f32 / mi as f32
         );
+    }
+    hprintln!(
+        "TABLE packed radix-4 kernels (the presets' device tables), instructions retired; the generator's count of the emitted program: forward {}, inverse {}",
+        PACKED_INSTRUCTIONS.0,
+        PACKED_INSTRUCTIONS.1
+    );
+    hprintln!("TABLE | prime | mve packed fwd | mve packed inv | stack fwd | stack inv |");
+    for table in Seal4096::ntt_tables()
+        .iter()
+        .chain(Zeppelin4096::ntt_tables())
+        .chain([&TABLE_28])
+    {
+        let v = table.view();
+        let q = v.modulus.value();
+        let [a, ..] = buf;
+        for x in a.iter_mut() {
+            *x = rng.below(q);
+        }
+        let f = median_instructions(|| {
+            let _ = Mve.forward(&v, a);
+        });
+        let i = median_instructions(|| {
+            let _ = Mve.inverse(&v, a);
+        });
+        let sf = stack_bytes(|| {
+            let _ = Mve.forward(&v, a);
+        });
+        let si = stack_bytes(|| {
+            let _ = Mve.inverse(&v, a);
+        });
+        hprintln!("TABLE | {} | {} | {} | {} | {} |", q, f, i, sf, si);
     }
     {
         let v = TABLES[0].view();
