@@ -36,7 +36,7 @@ REVIEWS = [
     {
         "id": "ring-ntt-schedule",
         "rules": ["R2", "R3", "R4", "R5"],
-        "where": r"crates/zeppelin-ring/src/(mve/ntt|mve/schedule|ntt|mve/mod)\.rs$",
+        "where": r"crates/zeppelin-ring/src/(mve/ntt|mve/schedule|ntt|mve/mod|mve/packed|mve/arith)\.rs$",
         "reason": "dispatch of the Helium NTT over its certified layer schedule "
                   "(`Schedule::steps_for`, `forward`/`inverse`): loops and branches over n, the "
                   "layer plan, strides and twiddle offsets, and loads from the schedule and table "
@@ -45,6 +45,18 @@ REVIEWS = [
                   "by the asm kernels (strip_layer, row_layer, *_quad_row64, scale_pass, "
                   "pointwise_pass, behz_*_pass, cdt_scan_pass), which are on the walked graph "
                   "with zero findings.",
+    },
+    {
+        "id": "ring-packed-ntt-twiddle-gather",
+        "rules": ["R3"],
+        "where": r"^\?$",
+        "func": r"^zeppelin_mve_ntt4096_inverse$",
+        "reason": "the packed inverse NTT's per-lane pass reads the forward twiddle table "
+                  "backwards with lanes reversed: `vldrw.u32 q4, [q7, #-16]!`, a vector-base "
+                  "gather whose four addresses are set once by `vddup` from the table's address "
+                  "and stepped by the immediate -16 (gen_ntt.py, inv_vector_pass). The addresses "
+                  "depend only on the loop position, never on the coefficients; the kernel has "
+                  "no other finding (global_asm: no DWARF lines, hence the `?` location).",
     },
     {
         "id": "ring-portable-kernels",
