@@ -76,6 +76,9 @@ echo "== peer benchmark, short form (full form: bash scripts/peer_bench.sh) =="
 bash scripts/peer_bench.sh --short
 
 echo "== Cortex-M55 firmware (QEMU mps3-an547) =="
+# The packed NTT kernels are generated: the committed file must be what the generator writes,
+# and the generator first runs the emitted program in its interpreter against a reference NTT.
+python3 crates/zeppelin-ring/src/mve/gen_ntt.py --check
 bash firmware/m55/run.sh
 
 echo "== Cortex-M33 RBLWE firmware (QEMU mps2-an505) =="
