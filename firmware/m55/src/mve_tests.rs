@@ -7,11 +7,11 @@ use crate::meter::{median_instructions, stack_bytes};
 use crate::ring_tests::{heapless_name, N, PRIMES, TABLES};
 use cortex_m_semihosting::hprintln;
 use zeppelin::params::{Params, Seal4096, Zeppelin4096};
+use zeppelin_ring::mve::PackedTwiddles;
 use zeppelin_ring::mve::{
     certify_packed, certify_pointwise, Mve, Schedule, MAX_CERTIFIED_MODULUS, MAX_PACKED_MODULUS,
     PACKED_INSTRUCTIONS,
 };
-use zeppelin_ring::mve::PackedTwiddles;
 use zeppelin_ring::{ClientKernels, NttBackend, NttTable, NttView, Portable};
 
 /// SEAL's 28-bit special prime is no device table, but the packed plan must hold for it
@@ -164,7 +164,11 @@ pub fn run(h: &mut Harness, buf: &mut [[u32; N]; 4]) {
         let (count, ok) = compare(&view, 150, &mut rng, buf);
         packed_total += count;
         h.check(
-            name.set_q("", "mve packed radix-4 = portable n=4096 q=", view.modulus.value()),
+            name.set_q(
+                "",
+                "mve packed radix-4 = portable n=4096 q=",
+                view.modulus.value(),
+            ),
             attached && ok,
             format_args!("packed twiddles attached: {attached}; a transform or product differs"),
         );
