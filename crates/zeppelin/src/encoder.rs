@@ -16,7 +16,7 @@
 use core::marker::PhantomData;
 
 use crate::error::Error;
-use crate::params::{BitmapStorage, Params};
+use crate::params::Params;
 use crate::plaintext::{check_below_t, Plaintext};
 use zeppelin_ring::{ct, default_backend, NttBackend};
 
@@ -62,25 +62,23 @@ pub fn decode<P: Params>(plain: &Plaintext<P>, slots: &mut [u32]) -> Result<(), 
     }
     slots.copy_from_slice(plain.coeffs());
     default_backend().forward(&P::t_table().view(), slots)?;
-    let mut visited = P::Bitmap::ZERO;
-    permute_in_place(slots, P::slot_to_ntt(), visited.as_mut());
+    permute_in_place(slots, P::slot_to_ntt(), P::slot_cycle_leaders());
     Ok(())
 }
 
-/// `values[i] ← values[map[i]]` in place, following the permutation's cycles with a bitmap
-/// of visited positions (`n/8` bytes of stack; `visited` starts all zero). Addresses depend
-/// only on the fixed (public) permutation, never on the values.
-fn permute_in_place(values: &mut [u32], map: &[u16], visited: &mut [u64]) {
-    for start in 0..values.len().min(map.len()).min(64 * visited.len()) {
-        if visited[start / 64] >> (start % 64) & 1 == 1 {
+/// `values[i] ← values[map[i]]` in place, cycle by cycle from each cycle's leader (computed
+/// at compile time: no visited set on the stack). Addresses depend only on the fixed
+/// (public) permutation, never on the values. Positions outside `values` end a cycle.
+fn permute_in_place(values: &mut [u32], map: &[u16], leaders: &[u16]) {
+    for &start in leaders {
+        let start = start as usize;
+        let Some(&first) = values.get(start) else {
             continue;
-        }
-        let first = values[start];
+        };
         let mut i = start;
         loop {
-            visited[i / 64] |= 1 << (i % 64);
-            let src = map[i] as usize;
-            if src == start {
+            let src = map.get(i).map_or(start, |&s| s as usize);
+            if src == start || src >= values.len() {
                 values[i] = first;
                 break;
             }
@@ -211,7 +209,9 @@ impl<P: Params> FixedPoint<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{Seal4096, Seal8192};
+    extern crate alloc;
+    use alloc::vec::Vec;
+    use crate::params::{Seal4096, Seal8192, Zeppelin4096};
 
     fn check_map<P: Params>() {
         let mut seen = [false; 8192];
@@ -230,14 +230,23 @@ mod tests {
 
     #[test]
     fn permute_in_place_matches_gather() {
-        let map = Seal8192::slot_to_ntt();
-        let mut v: [u32; 8192] = core::array::from_fn(|i| i as u32 * 7 + 1);
-        let orig = v;
-        permute_in_place(&mut v, map, &mut [0u64; 128]);
-        for i in 0..8192 {
-            assert_eq!(v[i], orig[map[i] as usize]);
-            assert_eq!(Seal8192::ntt_to_slot()[map[i] as usize] as usize, i);
+        fn check<P: Params>() {
+            let map = P::slot_to_ntt();
+            let mut v: Vec<u32> = (0..P::N as u32).map(|i| i * 7 + 1).collect();
+            let orig = v.clone();
+            permute_in_place(&mut v, map, P::slot_cycle_leaders());
+            for i in 0..P::N {
+                assert_eq!(v[i], orig[map[i] as usize]);
+                assert_eq!(P::ntt_to_slot()[map[i] as usize] as usize, i);
+            }
         }
+        check::<Seal4096>();
+        check::<Zeppelin4096>();
+        check::<Seal8192>();
+        // The leaders: one per cycle, each the smallest position of its cycle.
+        assert_eq!(Seal4096::slot_cycle_leaders().len(), 12);
+        assert_eq!(Seal8192::slot_cycle_leaders().len(), 16);
+        assert_eq!(Seal4096::slot_cycle_leaders()[0], 0);
     }
 
     #[test]

@@ -40,16 +40,6 @@ impl<const L: usize> SmallStorage for [i8; L] {
     const ZERO: Self = [0; L];
 }
 
-/// A bitmap of `n` bits (the batch encoder's visited set). Implemented for `[u64; L]`.
-pub trait BitmapStorage: AsRef<[u64]> + AsMut<[u64]> + 'static {
-    /// All zeros.
-    const ZERO: Self;
-}
-
-impl<const L: usize> BitmapStorage for [u64; L] {
-    const ZERO: Self = [0; L];
-}
-
 /// A BFV parameter preset fixed at compile time. Implemented by [`preset!`] only: every
 /// item is derived from `n`, `t` and the primes.
 pub trait Params: Sized + Send + Sync + 'static {
@@ -74,8 +64,6 @@ pub trait Params: Sized + Send + Sync + 'static {
     type Small: SmallStorage;
     /// Storage for `K·n` residues.
     type Rns: RnsStorage;
-    /// A bitmap of `n` bits.
-    type Bitmap: BitmapStorage;
     /// NTT tables of the data primes, `K` of them, in flash.
     fn ntt_tables() -> &'static [NttTable<Self::Poly>];
     /// The NTT table of `t` (the batch encoder's transform).
@@ -84,6 +72,9 @@ pub trait Params: Sized + Send + Sync + 'static {
     fn slot_to_ntt() -> &'static [u16];
     /// The inverse permutation of [`Params::slot_to_ntt`].
     fn ntt_to_slot() -> &'static [u16];
+    /// The smallest position of every cycle of [`Params::slot_to_ntt`] (12 cycles at
+    /// `n = 4096`, 16 at 8192): the decoder follows them in place with no visited set.
+    fn slot_cycle_leaders() -> &'static [u16];
     /// Encoding and decryption constants for every level `1..=K` (index `level - 1`).
     fn levels() -> &'static [LevelConstants];
     /// SEAL's `parms_id` of every level `1..=K` (index `level - 1`): BLAKE2b-256 of
@@ -170,6 +161,9 @@ macro_rules! preset {
             device_tables!($n; $($q),+; $t);
             pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
             pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));
+            const SLOT_CYCLES: usize = cycle_count(&slot_to_ntt_map::<N>($log_n));
+            pub(super) static SLOT_CYCLE_LEADERS: [u16; SLOT_CYCLES] =
+                cycle_leaders::<N, SLOT_CYCLES>(&slot_to_ntt_map::<N>($log_n));
             pub(super) static LEVELS: [LevelConstants; K] = levels::<K>(PRIMES, $t);
             pub(super) static PARMS_IDS: [[u8; 32]; K] = parms_ids::<K>(N, PRIMES, $t);
             pub(super) static PLAIN: PlainConstants = PlainConstants::new($t, N);
@@ -193,7 +187,6 @@ macro_rules! preset {
             type Poly = [u32; $n];
             type Small = [i8; $n];
             type Rns = [u32; $module::K * $n];
-            type Bitmap = [u64; $n / 64];
             fn ntt_tables() -> &'static [NttTable<[u32; $n]>] {
                 &$module::NTT_TABLES
             }
@@ -205,6 +198,9 @@ macro_rules! preset {
             }
             fn ntt_to_slot() -> &'static [u16] {
                 &$module::NTT_TO_SLOT
+            }
+            fn slot_cycle_leaders() -> &'static [u16] {
+                &$module::SLOT_CYCLE_LEADERS
             }
             fn levels() -> &'static [LevelConstants] {
                 &$module::LEVELS
@@ -348,6 +344,46 @@ const fn parms_ids<const K: usize>(n: usize, primes: &[u32], t: u32) -> [[u8; 32
         l += 1;
     }
     out
+}
+
+/// The number of cycles of a permutation of `0..N` (compile time).
+const fn cycle_count<const N: usize>(map: &[u16; N]) -> usize {
+    let mut visited = [false; N];
+    let mut cycles = 0;
+    let mut start = 0;
+    while start < N {
+        if !visited[start] {
+            cycles += 1;
+            let mut i = start;
+            while !visited[i] {
+                visited[i] = true;
+                i = map[i] as usize;
+            }
+        }
+        start += 1;
+    }
+    cycles
+}
+
+/// The smallest position of each of the `C` cycles of a permutation of `0..N`, ascending.
+const fn cycle_leaders<const N: usize, const C: usize>(map: &[u16; N]) -> [u16; C] {
+    let mut visited = [false; N];
+    let mut leaders = [0u16; C];
+    let mut found = 0;
+    let mut start = 0;
+    while start < N {
+        if !visited[start] {
+            leaders[found] = start as u16;
+            found += 1;
+            let mut i = start;
+            while !visited[i] {
+                visited[i] = true;
+                i = map[i] as usize;
+            }
+        }
+        start += 1;
+    }
+    leaders
 }
 
 /// The inverse of a permutation of `0..N`.
