@@ -52,6 +52,64 @@ pub fn encode<P: Params>(slots: &[u32], plain: &mut Plaintext<P>) -> Result<(), 
     Ok(())
 }
 
+/// Encodes the `n` slots `slot(0), …, slot(n − 1)` (each `< t`) into `plain` without a slot
+/// buffer: a device can read its sensors straight into the plaintext (and save the `4·n`
+/// bytes of an array of slots). On a slot `>= t`, `plain` is left zeroed and the error names
+/// the first such slot.
+///
+/// ```
+/// use zeppelin::{encoder, Plaintext, Seal4096};
+/// let mut plain = Box::new(Plaintext::<Seal4096>::zeroed());
+/// encoder::encode_with(&mut plain, |i| (i as u32 * 7) % 65537)?;
+/// let mut back = vec![0u32; 4096];
+/// encoder::decode_with(&mut plain, |i, v| back[i] = v)?;
+/// assert!(back.iter().enumerate().all(|(i, &v)| v == (i as u32 * 7) % 65537));
+/// # Ok::<(), zeppelin::Error>(())
+/// ```
+pub fn encode_with<P: Params>(
+    plain: &mut Plaintext<P>,
+    mut slot: impl FnMut(usize) -> u32,
+) -> Result<(), Error> {
+    let coeffs = plain.coeffs_mut();
+    let mut bad = 0u32;
+    for (i, &pos) in P::slot_to_ntt().iter().enumerate() {
+        let v = slot(i);
+        bad |= !ct::mask_lt(v, P::T);
+        if let Some(c) = coeffs.get_mut(pos as usize) {
+            *c = v;
+        }
+    }
+    if bad != 0 {
+        // Error path only: name the first offending slot, leave nothing behind.
+        let index = P::slot_to_ntt()
+            .iter()
+            .position(|&pos| coeffs.get(pos as usize).is_some_and(|&v| v >= P::T))
+            .unwrap_or(0);
+        coeffs.fill(0);
+        return Err(Error::PlaintextOutOfRange { index, t: P::T });
+    }
+    default_backend().inverse(&P::t_table().view(), coeffs)?;
+    Ok(())
+}
+
+/// Decodes `plain` slot by slot into `slot(i, value)`, `i = 0, …, n − 1`, without a slot
+/// buffer: the transform runs in the plaintext's own storage and the slots are read from it
+/// in slot order; `plain` is zeroed afterwards (it held the decrypted message).
+pub fn decode_with<P: Params>(
+    plain: &mut Plaintext<P>,
+    mut slot: impl FnMut(usize, u32),
+) -> Result<(), Error> {
+    let evals = plain.coeffs_mut();
+    default_backend().forward(&P::t_table().view(), evals)?;
+    for (i, &pos) in P::slot_to_ntt().iter().enumerate() {
+        if let Some(&v) = evals.get(pos as usize) {
+            slot(i, v);
+        }
+    }
+    evals.fill(0);
+    Ok(())
+}
+
 /// Decodes a plaintext into its `n` slots (`slots.len()` must be `n`).
 pub fn decode<P: Params>(plain: &Plaintext<P>, slots: &mut [u32]) -> Result<(), Error> {
     if slots.len() != P::N {
@@ -210,8 +268,10 @@ impl<P: Params> FixedPoint<P> {
 mod tests {
     use super::*;
     extern crate alloc;
-    use alloc::vec::Vec;
     use crate::params::{Seal4096, Seal8192, Zeppelin4096};
+    use alloc::boxed::Box;
+    use alloc::vec;
+    use alloc::vec::Vec;
 
     fn check_map<P: Params>() {
         let mut seen = [false; 8192];
@@ -247,6 +307,31 @@ mod tests {
         assert_eq!(Seal4096::slot_cycle_leaders().len(), 12);
         assert_eq!(Seal8192::slot_cycle_leaders().len(), 16);
         assert_eq!(Seal4096::slot_cycle_leaders()[0], 0);
+    }
+
+    #[test]
+    fn encode_with_and_decode_with_match_the_buffered_forms() {
+        fn check<P: Params>() {
+            let slots: Vec<u32> = (0..P::N as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761) % P::T)
+                .collect();
+            let mut a = Box::new(Plaintext::<P>::zeroed());
+            let mut b = Box::new(Plaintext::<P>::zeroed());
+            encode(&slots, &mut a).unwrap();
+            encode_with(&mut b, |i| slots[i]).unwrap();
+            assert_eq!(a.coeffs(), b.coeffs());
+            let mut back = vec![0u32; P::N];
+            decode_with(&mut b, |i, v| back[i] = v).unwrap();
+            assert_eq!(back, slots);
+            assert!(b.coeffs().iter().all(|&c| c == 0));
+            // A slot >= t: an error naming it, and nothing left in the plaintext.
+            let err = encode_with(&mut b, |i| if i == 17 { P::T } else { 1 }).unwrap_err();
+            assert_eq!(err, Error::PlaintextOutOfRange { index: 17, t: P::T });
+            assert!(b.coeffs().iter().all(|&c| c == 0));
+        }
+        check::<Seal4096>();
+        check::<Zeppelin4096>();
+        check::<Seal8192>();
     }
 
     #[test]

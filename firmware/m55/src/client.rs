@@ -8,19 +8,19 @@
 //! zero, so it goes to `.bss` and costs no flash.
 
 use cortex_m_semihosting::{debug, hprintln};
-use zeppelin::params::{Params, RnsStorage};
+use zeppelin::params::Params;
 use zeppelin::{
     encoder, Bfv, Ciphertext, EncryptionSeeds, Plaintext, PublicKey, PublicSeed, SecretKey,
     SecretSeed, SeededCiphertext, Workspace,
 };
 
-/// What the symmetric (seeded) client keeps: key, workspace, one seeded ciphertext, slots
-/// and plaintext.
+/// What the symmetric (seeded) client keeps: key, workspace, one seeded ciphertext and the
+/// plaintext. No slot array: the readings go straight into the plaintext
+/// (`encoder::encode_with`) and come back out of it (`encoder::decode_with`).
 pub struct Symmetric<P: Params> {
     sk: SecretKey<P>,
     ws: Workspace<P>,
     ct: SeededCiphertext<P>,
-    slots: P::Poly,
     plain: Plaintext<P>,
 }
 
@@ -31,20 +31,18 @@ impl<P: Params> Symmetric<P> {
             sk: SecretKey::zeroed(),
             ws: Workspace::with_backend(zeppelin_ring::mve::Mve),
             ct: SeededCiphertext::zeroed(),
-            slots: P::Poly::ZERO,
             plain: Plaintext::zeroed(),
         }
     }
 }
 
-/// What the public-key client keeps: public key, workspace, one full ciphertext, slots and
-/// plaintext (and the secret key only to check the round trip).
+/// What the public-key client keeps: public key, workspace, one full ciphertext and the
+/// plaintext (and the secret key only to check the round trip); no slot array, as above.
 pub struct Public<P: Params> {
     sk: SecretKey<P>,
     pk: PublicKey<P>,
     ws: Workspace<P>,
     ct: Ciphertext<P>,
-    slots: P::Poly,
     plain: Plaintext<P>,
 }
 
@@ -56,7 +54,6 @@ impl<P: Params> Public<P> {
             pk: PublicKey::zeroed(),
             ws: Workspace::with_backend(zeppelin_ring::mve::Mve),
             ct: Ciphertext::zeroed(),
-            slots: P::Poly::ZERO,
             plain: Plaintext::zeroed(),
         }
     }
@@ -82,36 +79,30 @@ fn reading<P: Params>(i: usize) -> u32 {
     (i as u32).wrapping_mul(40_503) % P::T
 }
 
-fn fill_slots<P: Params>(slots: &mut [u32]) {
-    for (i, s) in slots.iter_mut().enumerate() {
-        *s = reading::<P>(i);
-    }
-}
-
-fn slots_are_readings<P: Params>(slots: &[u32]) -> bool {
-    slots.iter().enumerate().all(|(i, &s)| s == reading::<P>(i))
+/// Decodes `plain` and checks every slot against its reading.
+fn decodes_to_readings<P: Params>(plain: &mut Plaintext<P>) -> bool {
+    let mut ok = true;
+    let decoded = encoder::decode_with(plain, |i, v| ok &= v == reading::<P>(i));
+    decoded.is_ok() && ok
 }
 
 /// Key generation, encode, seeded encryption, then decryption + decode of it.
 pub fn run_symmetric<P: Params>(c: &mut Symmetric<P>, name: &str) -> ! {
-    fill_slots::<P>(c.slots.as_mut());
     let seeds = EncryptionSeeds {
         a: PublicSeed([0x5a; 32]),
         e: SecretSeed::from_bytes([0xa5; 32]),
     };
     let r = Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([7; 32]), &mut c.sk)
-        .and_then(|_| encoder::encode(c.slots.as_ref(), &mut c.plain))
+        .and_then(|_| encoder::encode_with(&mut c.plain, reading::<P>))
         .and_then(|_| {
             Bfv::<P>::encrypt_seeded_with(&c.sk, &c.plain, &seeds, P::K, &mut c.ct, &mut c.ws)
         })
-        .and_then(|_| Bfv::<P>::decrypt_seeded(&c.sk, &c.ct, &mut c.plain, &mut c.ws))
-        .and_then(|_| encoder::decode(&c.plain, c.slots.as_mut()));
-    finish(r.is_ok() && slots_are_readings::<P>(c.slots.as_ref()), name)
+        .and_then(|_| Bfv::<P>::decrypt_seeded(&c.sk, &c.ct, &mut c.plain, &mut c.ws));
+    finish(r.is_ok() && decodes_to_readings(&mut c.plain), name)
 }
 
 /// Key generation (secret and public), encode, public-key encryption, decryption + decode.
 pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
-    fill_slots::<P>(c.slots.as_mut());
     let r = Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([7; 32]), &mut c.sk)
         .and_then(|_| {
             Bfv::<P>::generate_public_key_with(
@@ -122,7 +113,7 @@ pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
                 &mut c.ws,
             )
         })
-        .and_then(|_| encoder::encode(c.slots.as_ref(), &mut c.plain))
+        .and_then(|_| encoder::encode_with(&mut c.plain, reading::<P>))
         .and_then(|_| {
             Bfv::<P>::encrypt_public_with(
                 &c.pk,
@@ -133,9 +124,8 @@ pub fn run_public<P: Params>(c: &mut Public<P>, name: &str) -> ! {
                 &mut c.ws,
             )
         })
-        .and_then(|_| Bfv::<P>::decrypt(&c.sk, &c.ct, &mut c.plain, &mut c.ws))
-        .and_then(|_| encoder::decode(&c.plain, c.slots.as_mut()));
-    finish(r.is_ok() && slots_are_readings::<P>(c.slots.as_ref()), name)
+        .and_then(|_| Bfv::<P>::decrypt(&c.sk, &c.ct, &mut c.plain, &mut c.ws));
+    finish(r.is_ok() && decodes_to_readings(&mut c.plain), name)
 }
 
 #[panic_handler]
