@@ -63,15 +63,35 @@ pub fn block(state: &[u32; 16], out: &mut [u32; 16]) {
     }
 }
 
-/// Four consecutive blocks: block `i` (counter `state[12] + i`, wrapping) into
-/// `out[16·i..16·i + 16]`, i.e. 256 keystream bytes in stream order.
-pub fn blocks4(state: &[u32; 16], out: &mut [u32; 64]) {
+/// Four ChaCha20 blocks, 256 keystream bytes in stream order, aligned to 16 bytes (so a
+/// vector kernel can store whole words and a keystream can copy from it with `memcpy`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C, align(16))]
+pub struct Blocks4(pub [u8; 256]);
+
+impl Blocks4 {
+    /// All zero.
+    pub const ZERO: Self = Self([0; 256]);
+
+    /// Word `k` of block `i` (little-endian), for tests.
+    pub fn word(&self, i: usize, k: usize) -> u32 {
+        let b = &self.0[64 * i + 4 * k..64 * i + 4 * k + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+/// Four consecutive blocks: block `i` (counter `state[12] + i`, wrapping) into bytes
+/// `64·i..64·i + 64` of `out` (the little-endian bytes of its words), i.e. 256 keystream
+/// bytes in stream order.
+pub fn blocks4(state: &[u32; 16], out: &mut Blocks4) {
     let mut s = *state;
-    for (i, chunk) in out.chunks_exact_mut(16).enumerate() {
+    for (i, chunk) in out.0.chunks_exact_mut(64).enumerate() {
         s[12] = state[12].wrapping_add(i as u32);
         let mut b = [0u32; 16];
         block(&s, &mut b);
-        chunk.copy_from_slice(&b);
+        for (d, w) in chunk.chunks_exact_mut(4).zip(b) {
+            d.copy_from_slice(&w.to_le_bytes());
+        }
     }
 }
 
@@ -107,14 +127,16 @@ mod tests {
     fn blocks4_are_consecutive_blocks() {
         let mut s = rfc_state();
         s[12] = u32::MAX - 1; // wraps inside the call
-        let mut four = [0u32; 64];
+        let mut four = Blocks4::ZERO;
         blocks4(&s, &mut four);
         for i in 0..4 {
             let mut t = s;
             t[12] = s[12].wrapping_add(i as u32);
             let mut one = [0u32; 16];
             block(&t, &mut one);
-            assert_eq!(four[16 * i..16 * i + 16], one);
+            for (k, &w) in one.iter().enumerate() {
+                assert_eq!(four.word(i, k), w);
+            }
         }
     }
 }

@@ -142,14 +142,14 @@ pub trait ClientKernels: NttBackend {
 
     /// Four ChaCha20 blocks (RFC 8439 block function): block `i` of `state` (the RFC input
     /// state, see [`crate::chacha::initial_state`]) with block counter `state[12] + i`
-    /// (wrapping) into `out[16·i..16·i + 16]`, so `out` holds 256 keystream bytes in stream
-    /// order (the little-endian bytes of its words). Equal on every backend.
+    /// (wrapping) into bytes `64·i..64·i + 64` of `out`: 256 keystream bytes in stream order.
+    /// Equal on every backend.
     ///
     /// Secret data (the key of the device's secret stream): constant time, no allocation.
     /// The default body is the portable block function ([`crate::chacha::blocks4`]); Helium
     /// overrides it with a straight-line `asm!` kernel.
     #[inline]
-    fn chacha20_blocks4(&self, state: &[u32; 16], out: &mut [u32; 64]) {
+    fn chacha20_blocks4(&self, state: &[u32; 16], out: &mut crate::chacha::Blocks4) {
         crate::chacha::blocks4(state, out)
     }
 }

@@ -16,7 +16,7 @@
 use aes::Aes128;
 use ctr::cipher::{KeyIvInit, StreamCipher};
 use rand_core::{CryptoRng, RngCore};
-use zeppelin_ring::chacha::initial_state;
+use zeppelin_ring::chacha::{initial_state, Blocks4};
 use zeppelin_ring::{ClientKernels, Portable};
 use zeroize::Zeroize;
 
@@ -122,7 +122,7 @@ pub struct ChaCha20<K: ClientKernels + Default = Portable> {
     /// RFC 8439 input state; word 12 is the counter of the next block to generate.
     state: [u32; 16],
     /// The last four blocks, in stream order (little-endian words).
-    block: [u32; CHACHA_BUFFER_BYTES / 4],
+    block: Blocks4,
     /// Next unread byte of `block` (a count of bytes handed out: public).
     pos: usize,
     kernels: K,
@@ -147,7 +147,7 @@ impl<K: ClientKernels + Default> Keystream for ChaCha20<K> {
         key.zeroize();
         Self {
             state,
-            block: [0; CHACHA_BUFFER_BYTES / 4],
+            block: Blocks4::ZERO,
             pos: CHACHA_BUFFER_BYTES,
             kernels: K::default(),
         }
@@ -160,19 +160,7 @@ impl<K: ClientKernels + Default> Keystream for ChaCha20<K> {
                 self.refill();
             }
             let take = (CHACHA_BUFFER_BYTES - self.pos).min(out.len() - done);
-            let dst = &mut out[done..done + take];
-            if self.pos.is_multiple_of(4) && take.is_multiple_of(4) {
-                // Whole words (the buffered readers always ask for these).
-                let words = &self.block[self.pos / 4..(self.pos + take) / 4];
-                for (d, w) in dst.chunks_exact_mut(4).zip(words) {
-                    d.copy_from_slice(&w.to_le_bytes());
-                }
-            } else {
-                for (i, d) in dst.iter_mut().enumerate() {
-                    let p = self.pos + i;
-                    *d = (self.block[p / 4] >> (8 * (p % 4))) as u8;
-                }
-            }
+            out[done..done + take].copy_from_slice(&self.block.0[self.pos..self.pos + take]);
             self.pos += take;
             done += take;
         }
@@ -182,7 +170,7 @@ impl<K: ClientKernels + Default> Keystream for ChaCha20<K> {
 impl<K: ClientKernels + Default> Drop for ChaCha20<K> {
     fn drop(&mut self) {
         self.state.zeroize();
-        self.block.zeroize();
+        self.block.0.zeroize();
     }
 }
 
