@@ -16,12 +16,12 @@ use crate::metric::{metric, preset_id, slug};
 use crate::table_aes::TableAesCtr128;
 use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
-use zeppelin_ring::mve::Mve;
 use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
-    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext, PublicKey,
-    PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
+    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext,
+    PublicKey, PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
 };
+use zeppelin_ring::mve::Mve;
 
 /// Everything one preset's client works on, in one `static`.
 pub struct Objects<P: Params> {

@@ -23,9 +23,8 @@ fn rfc_state() -> [u32; 16] {
 }
 
 const RFC_BLOCK: [u32; 16] = [
-    0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3, 0xc7f4d1c7, 0x0368c033, 0x9aaa2204,
-    0x4e6cd4c3, 0x466482d2, 0x09aa9f07, 0x05d7c214, 0xa2028bd9, 0xd19c12b5, 0xb94e16de,
-    0xe883d0cb, 0x4e3c50a2,
+    0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3, 0xc7f4d1c7, 0x0368c033, 0x9aaa2204, 0x4e6cd4c3,
+    0x466482d2, 0x09aa9f07, 0x05d7c214, 0xa2028bd9, 0xd19c12b5, 0xb94e16de, 0xe883d0cb, 0x4e3c50a2,
 ];
 
 /// Random trials of Helium = portable.
@@ -33,8 +32,14 @@ const TRIALS: usize = 2000;
 
 pub fn run(h: &mut Harness) {
     for (name, helium) in [
-        ("chacha20 portable: RFC 8439 2.3.2 block (and the next three counters)", false),
-        ("chacha20 mve: RFC 8439 2.3.2 block (and the next three counters)", true),
+        (
+            "chacha20 portable: RFC 8439 2.3.2 block (and the next three counters)",
+            false,
+        ),
+        (
+            "chacha20 mve: RFC 8439 2.3.2 block (and the next three counters)",
+            true,
+        ),
     ] {
         let mut out = Blocks4::ZERO;
         let s = rfc_state();
@@ -52,11 +57,7 @@ pub fn run(h: &mut Harness) {
             zeppelin_ring::chacha::block(&t, &mut one);
             ok &= (0..16).all(|k| out.word(i, k) == one[k]);
         }
-        h.check(
-            name,
-            ok,
-            format_args!("{:02x?}", &out.0[..64]),
-        );
+        h.check(name, ok, format_args!("{:02x?}", &out.0[..64]));
     }
 
     let mut rng = TestRng::new(0xc4ac4a20);

@@ -35,8 +35,8 @@ mod table_aes;
 
 use cortex_m_semihosting::hprintln;
 use harness::Harness;
-use zeppelin::params::Params;
 use table_aes::TableAesCtr128;
+use zeppelin::params::Params;
 use zeppelin::{
     encoder, kat, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream,
     Plaintext, PublicKey, PublicSeed, Seal8192, SecretKey, SecretKeystream, SecretSeed,
@@ -297,13 +297,7 @@ fn measure(h: &mut Harness, o: &mut Objects) {
                 let _ = op(o);
             });
             rows[7 * v + i] = (instructions, stack);
-            metric::metric(
-                "seal8192",
-                metric::slug(name),
-                variant,
-                instructions,
-                stack,
-            );
+            metric::metric("seal8192", metric::slug(name), variant, instructions, stack);
             h.check(name, r.is_ok(), format_args!("{r:?}"));
         }
         // The last two rows decrypted the public-key and the seeded ciphertext of the slots.
@@ -338,14 +332,7 @@ fn measure(h: &mut Harness, o: &mut Objects) {
     hprintln!("TABLE |---|---:|---:|---:|");
     for (i, (name, _)) in ops::<AesCtr128, AesCtr128>().into_iter().enumerate() {
         let (c, a) = (rows[i], rows[7 + i]);
-        hprintln!(
-            "TABLE | {} | {} | {} | {} / {} |",
-            name,
-            c.0,
-            a.0,
-            c.1,
-            a.1
-        );
+        hprintln!("TABLE | {} | {} | {} | {} / {} |", name, c.0, a.0, c.1, a.1);
     }
 }
 
