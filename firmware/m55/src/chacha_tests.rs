@@ -1,6 +1,6 @@
 //! The ChaCha20 secret keystream on target: the Helium four-block kernel
 //! (`ClientKernels::chacha20_blocks4` of `Mve`, `zeppelin-ring/src/mve/chacha_kernel.rs`)
-//! against RFC 8439 §2.3.2 and against the portable block function over random keys,
+//! against RFC 8439 §2.3.2 and §2.4.2 and against the portable block function over random keys,
 //! counters and nonces; `zeppelin::ChaCha20<Mve>` = `ChaCha20<Portable>` as byte streams;
 //! then its cost (instructions retired under QEMU, median of 11 runs).
 
@@ -12,15 +12,33 @@ use zeppelin_ring::chacha::{initial_state, Blocks4};
 use zeppelin_ring::mve::Mve;
 use zeppelin_ring::{ClientKernels, Portable};
 
-/// RFC 8439 §2.3.2: key 00 01 .. 1f, nonce 00 00 00 09 00 00 00 4a 00 00 00 00, counter 1.
-fn rfc_state() -> [u32; 16] {
+/// The RFC 8439 test key 00 01 .. 1f as little-endian words.
+fn rfc_key() -> [u32; 8] {
     let mut key = [0u32; 8];
     for (i, k) in key.iter_mut().enumerate() {
         let b = 4 * i as u8;
         *k = u32::from_le_bytes([b, b + 1, b + 2, b + 3]);
     }
-    initial_state(&key, 1, &[0x0900_0000, 0x4a00_0000, 0])
+    key
 }
+
+/// RFC 8439 §2.3.2: key 00 01 .. 1f, nonce 00 00 00 09 00 00 00 4a 00 00 00 00, counter 1.
+fn rfc_state() -> [u32; 16] {
+    initial_state(&rfc_key(), 1, &[0x0900_0000, 0x4a00_0000, 0])
+}
+
+/// RFC 8439 §2.4.2's plaintext and ciphertext.
+const PLAIN_2_4_2: &[u8; 114] = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
+const CIPHER_2_4_2: [u8; 114] = [
+    0x6e, 0x2e, 0x35, 0x9a, 0x25, 0x68, 0xf9, 0x80, 0x41, 0xba, 0x07, 0x28, 0xdd, 0x0d, 0x69, 0x81,
+    0xe9, 0x7e, 0x7a, 0xec, 0x1d, 0x43, 0x60, 0xc2, 0x0a, 0x27, 0xaf, 0xcc, 0xfd, 0x9f, 0xae, 0x0b,
+    0xf9, 0x1b, 0x65, 0xc5, 0x52, 0x47, 0x33, 0xab, 0x8f, 0x59, 0x3d, 0xab, 0xcd, 0x62, 0xb3, 0x57,
+    0x16, 0x39, 0xd6, 0x24, 0xe6, 0x51, 0x52, 0xab, 0x8f, 0x53, 0x0c, 0x35, 0x9f, 0x08, 0x61, 0xd8,
+    0x07, 0xca, 0x0d, 0xbf, 0x50, 0x0d, 0x6a, 0x61, 0x56, 0xa3, 0x8e, 0x08, 0x8a, 0x22, 0xb6, 0x5e,
+    0x52, 0xbc, 0x51, 0x4d, 0x16, 0xcc, 0xf8, 0x06, 0x81, 0x8c, 0xe9, 0x1a, 0xb7, 0x79, 0x37, 0x36,
+    0x5a, 0xf9, 0x0b, 0xbf, 0x74, 0xa3, 0x5b, 0xe6, 0xb4, 0x0b, 0x8e, 0xed, 0xf2, 0x78, 0x5e, 0x42,
+    0x87, 0x4d,
+];
 
 const RFC_BLOCK: [u32; 16] = [
     0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3, 0xc7f4d1c7, 0x0368c033, 0x9aaa2204, 0x4e6cd4c3,
@@ -59,6 +77,25 @@ pub fn run(h: &mut Harness) {
         }
         h.check(name, ok, format_args!("{:02x?}", &out.0[..64]));
     }
+
+    // RFC 8439 §2.4.2: the keystream that encrypts "Ladies and Gentlemen of the class of
+    // '99: ..." (key 00..1f, nonce 00 00 00 00 00 00 00 4a 00 00 00 00, counter 1), 114 bytes
+    // of the first two blocks of one Helium call.
+    let mut out = Blocks4::ZERO;
+    Mve.chacha20_blocks4(
+        &initial_state(&rfc_key(), 1, &[0, 0x4a00_0000, 0]),
+        &mut out,
+    );
+    let ok = PLAIN_2_4_2
+        .iter()
+        .zip(&CIPHER_2_4_2)
+        .zip(&out.0)
+        .all(|((&p, &c), &k)| p ^ k == c);
+    h.check(
+        "chacha20 mve: RFC 8439 2.4.2 keystream (114 bytes across two blocks)",
+        ok,
+        format_args!("{:02x?}", &out.0[..114]),
+    );
 
     let mut rng = TestRng::new(0xc4ac4a20);
     let mut bad = None;
