@@ -75,7 +75,7 @@ fn main() -> ! {
     table_aes::self_test(&mut h);
     table_aes::keystream_cost();
     chacha_tests::run(&mut h);
-    chacha_tests::cost();
+    chacha_tests::cost(&mut h);
     // SAFETY: as above.
     let (seal, zep) = unsafe {
         (
