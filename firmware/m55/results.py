@@ -157,6 +157,10 @@ def main():
     gauss_sets = next(l for l in lines if l.startswith("INFO gaussian mve vs scalar twin"))
     gauss = re.search(r"gaussian CDT scan n=4096 \(keystream excluded\) \| scalar (\d+) \| mve (\d+) \| ([\d.]+)x", text)
     ks = re.search(r"software AES-CTR (\d+) \(([\d.]+)/byte\) \| table AES-CTR (\d+) \(([\d.]+)/byte\)", text)
+    chacha = re.search(r"chacha20 blocks4 \(256 bytes\) \| portable (\d+) \(([\d.]+)/byte\) \| mve (\d+) \(([\d.]+)/byte\) \| ([\d.]+)x \| mve stack (\d+) bytes", text)
+    chacha_stream = re.search(r"ChaCha20<Mve> (\d+) \(([\d.]+)/byte\)", text)
+    chacha_tests = [l for l in lines
+                    if l.startswith("PASS ") and "chacha" in l.lower() and "round trip" not in l]
     presets = {}
     current = None
     for l in lines:
@@ -197,8 +201,11 @@ def main():
       "figures beside them are **cycles** on an STM32N6 (Cortex-M55 at 800 MHz, caches on, AES from the hardware "
       "engine through DMA). Different units side by side, as the issue asks; their ratio is not a speedup.\n")
     w("Every operation figure is the median of 11 runs. \"Keystream excluded\" replays the exact keystream bytes "
-      "recorded from the software-AES run (a copy, under one instruction per byte); every variant's output is "
-      "checked byte for byte against the software-AES run.\n")
+      "recorded from the software-AES run (a copy, under one instruction per byte); every variant with the AES "
+      "secret stream is checked byte for byte against the software-AES run. The \"software\" column generates "
+      "every keystream byte on the core with the fastest constant-time secret stream, ChaCha20 (RFC 8439) on "
+      "the Helium kernel, and the table-AES public stream; its secret stream differs from AES's, so its outputs "
+      "differ and are checked by round trips instead.\n")
     w(f"## On-target tests: `{result}` (exit status 0)\n")
     w("- Instruction counter calibration (above).\n"
       "- zeppelin-ring NTT, Portable and MVE backends: products equal schoolbook negacyclic products (q = 7681 "
@@ -223,7 +230,9 @@ def main():
       "`include_bytes!`): `sk.bin`, `sk_ntt.bin`, `pk.bin`, `ct_seeded.bin`, `ct_symmetric.bin`, `ct_public.bin` "
       "for Seal4096 and Zeppelin4096, with software AES on both streams and again with the table-AES public "
       "stream; the pinned ciphertexts decrypt on target to the KAT slots.\n"
-      "- Round trips of every path; all keystream variants give identical bytes for every operation.\n")
+      "- ChaCha20: " + "; ".join(l[5:] for l in chacha_tests) + ".\n"
+      "- Round trips of every path, also with the ChaCha20 secret stream; all keystream variants with the AES "
+      "secret stream give identical bytes for every operation.\n")
     w("## NTT: the packed radix-4 Helium kernels (n = 4096, the presets' device tables)\n")
     w("| prime | MVE packed fwd | MVE packed inv | stack fwd / inv (bytes) | goal (issue 14) | general schedule fwd / inv | paper fwd / inv (cycles) |")
     w("|---|---:|---:|---:|---:|---:|---:|")
@@ -288,8 +297,8 @@ def main():
     for preset, k in (("Zeppelin4096", "the paper's four primes"), ("Seal4096", "default preset, three primes")):
         rows = presets[preset]
         w(f"## BFV client, {preset} ({k})\n")
-        head = "| operation | software AES-CTR (both streams) | table AES public stream | keystream excluded | keystream bytes public / secret | stack bytes (sw AES / table / excluded) |"
-        sep = "|---|---:|---:|---:|---:|---:|"
+        head = "| operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | table AES public stream | keystream excluded | keystream bytes public / secret | stack bytes (software / sw AES / table / excluded) |"
+        sep = "|---|---:|---:|---:|---:|---:|---:|"
         if preset == "Zeppelin4096":
             head += " paper (cycles) |"
             sep += "---:|"
@@ -297,34 +306,45 @@ def main():
         w(sep)
         for r in rows:
             name = r[0] + (" (incl. expand_ct1)" if r[0] == "decrypt seeded + decode" else "")
-            kb = " / ".join(num(x) for x in r[4].split(" / "))
-            st = " / ".join(num(x) for x in r[5].split(" / "))
-            line = f"| {name} | {num(r[1])} | {num(r[2])} | {num(r[3])} | {kb} | {st} |"
+            kb = " / ".join(num(x) for x in r[5].split(" / "))
+            st = " / ".join(num(x) for x in r[6].split(" / "))
+            line = f"| {name} | {num(r[1])} | {num(r[2])} | {num(r[3])} | {num(r[4])} | {kb} | {st} |"
             if preset == "Zeppelin4096":
                 line += f" {paper_col.get(r[0], '')} |"
             w(line)
         w("")
         if preset == "Zeppelin4096":
             enc = {r[0]: r for r in rows}
-            pk_total = int(enc["encode"][3]) + int(enc["public-key encrypt"][3])
+            pk_total = int(enc["encode"][4]) + int(enc["public-key encrypt"][4])
             w("Paper cycles are its milliseconds × 800 MHz (REFERENCE.md). Its keystream comes from the hardware AES "
               "engine overlapped by DMA, so the \"keystream excluded\" column is the one to set beside it. The "
               "paper's public-key encode + encrypt is about 7.0 M cycles by its own ratios (5.4× below "
               "SEAL-Embedded's 38.0 M A7 cycles, 6.7× below its 47.2 M M4 cycles); here encode + public-key "
-              f"encrypt is {num(enc['encode'][3])} + {num(enc['public-key encrypt'][3])} = {num(pk_total)} "
+              f"encrypt is {num(enc['encode'][4])} + {num(enc['public-key encrypt'][4])} = {num(pk_total)} "
               "instructions with the keystream excluded.\n")
     if "Seal8192" in presets:
         w("## BFV client, Seal8192 (n = 8192, seven primes; its own image, `src/bin/seal8192.rs`)\n")
-        w("Software AES-CTR on both streams; the image's KATs reproduce `crates/zeppelin/tests/kats/seal8192/` "
-          "word for word on target.\n")
-        w("| operation | instructions | stack bytes |\n|---|---:|---:|")
+        w("The image's KATs (software AES-CTR on both streams) reproduce `crates/zeppelin/tests/kats/seal8192/` "
+          "word for word on target. Instructions:\n")
+        w("| operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | stack bytes (software / sw AES) |\n|---|---:|---:|---:|")
         for r in presets["Seal8192"]:
-            w(f"| {r[0]} | {num(r[1])} | {num(r[2])} |")
+            st = " / ".join(num(x) for x in r[3].split(" / "))
+            w(f"| {r[0]} | {num(r[1])} | {num(r[2])} | {st} |")
         w("")
     w(f"Keystream alone (4,096 bytes in 32-byte fills, as the bfv buffer asks for them): software AES-CTR "
       f"(RustCrypto `aes` fixslice + `ctr`, constant time) {num(ks.group(1))} instructions = {ks.group(2)} per "
       f"byte; table AES-CTR (`src/table_aes.rs`, public stream only) {num(ks.group(3))} = {ks.group(4)} per byte. "
       "In the \"table AES public stream\" column the secret stream is still the constant-time software AES.\n")
+    w(f"ChaCha20 for the secret stream (`zeppelin::ChaCha20<Mve>`: key = the secret seed, nonce 0, counter from 0; "
+      f"`prng_e` never leaves the device, so its generator is the device's choice): one four-block call "
+      f"(`ClientKernels::chacha20_blocks4`, 256 bytes) costs {num(chacha.group(3))} instructions on the Helium "
+      f"kernel = {chacha.group(4)} per byte (portable block function {num(chacha.group(1))} = {chacha.group(2)} "
+      f"per byte, {chacha.group(5)}×; Helium stack {chacha.group(6)} bytes); through the keystream in 32-byte "
+      f"fills {num(chacha_stream.group(1))} instructions per 4,096 bytes = {chacha_stream.group(2)} per byte, "
+      f"against {ks.group(2)} for the software AES. The kernel (`zeppelin-ring/src/mve/chacha_kernel.rs`, written "
+      "by `gen_chacha.py`) is straight-line: one state word of the four blocks per Q register, rotations by "
+      "`vrev32.16` (16) and `vshl` + `vsri`, spills into the output buffer, scatter stores that write the blocks "
+      "in stream order. The public stream and its `prng_type` stay AES-128-CTR (the server expands it).\n")
     w("Why a table AES is acceptable for the public stream: its key and counter are the public seed, sent in the "
       "clear with the ciphertext (or public key); cache-timing leakage of key- and data-dependent table indices "
       "can only reveal what the observer already has. The secret stream (`prng_e`: secret key, errors, `u`) "
@@ -347,15 +367,20 @@ def main():
             goal += " (paper: ~470 KB)"
         w(f"| {name} | {num(ram)} | {num(flash)} | {num(dtcm)} | {goal} |")
     sym_stacks = []
+    chacha_stacks = []
     four_k = [rows for name, rows in presets.items() if name != "Seal8192"]
     for preset in four_k:
         for r in preset:
+            chacha_stacks.append((int(r[6].split(" / ")[0]), r[0]))
             if r[0] != "public-key encrypt" and r[0] != "keygen (public key)":
-                sym_stacks.append((int(r[5].split(" / ")[0]), r[0]))
+                sym_stacks.append((int(r[6].split(" / ")[1]), r[0]))
     worst = max(sym_stacks)
-    worst_excluded = max(int(r[5].split(" / ")[2]) for preset in four_k for r in preset)
+    worst_chacha = max(chacha_stacks)
+    worst_excluded = max(int(r[6].split(" / ")[3]) for preset in four_k for r in preset)
     w(f"\nStack high-water marks (stack painting per operation, tables above): every symmetric-path operation "
-      f"stays below 2 KB with software AES (largest: {worst[1]}, {num(worst[0])} bytes); with the keystream "
+      f"stays below 2 KB with software AES (largest: {worst[1]}, {num(worst[0])} bytes); with the ChaCha20 secret "
+      f"stream and the table-AES public stream every operation needs at most {num(worst_chacha[0])} bytes "
+      f"({worst_chacha[1]}); with the keystream "
       f"from elsewhere (a board's AES peripheral) every operation, public-key path included, needs at most "
       f"{num(worst_excluded)} bytes. No heap anywhere.\n")
     w("The NTT tables are placed in DTCM (`.twiddles`), as the paper places its twiddle planes; a board would "

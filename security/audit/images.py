@@ -49,20 +49,27 @@ _BFV_LEAVES = [
     r"zeppelin::sampler::lift_small",
     r"<zeppelin::prng::AesCtr128 as zeppelin::prng::Keystream>::(fill|from_seed)",
     r"<zeppelin::prng::SecretPrng>::fill_words",
+    # The ChaCha20 secret stream (the `software` variant): its samplers, its word reader
+    # (ChaCha20::fill inlined) and the Helium four-block kernel.
+    r"zeppelin::sampler::sample_ternary::<zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>>",
+    r"zeppelin::sampler::sample_gaussian::<zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>, .*>",
+    r"<zeppelin::prng::SecretPrng<zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>>>::fill_words",
+    r"^zeppelin_ring::mve::chacha_kernel::chacha20_blocks4_pass$",
 ]
 
 IMAGES = {
     # The M55 test image: the BFV operations out of line (both 4096 presets, both public
     # streams), the bench wrappers that inline key generation and the encoder with the real
-    # secret stream, and the leaves.
+    # secret streams (software AES and ChaCha20), and the leaves.
     "m55-test": {
         "elf": M55 + "zeppelin-m55",
-        "roots": [_BFV_OPS, r"zeppelin_m55::bfv_bench::op_\w+::<zeppelin::params::\w+, \w+::\w+::\w+, zeppelin::prng::AesCtr128>"] + _BFV_LEAVES,
+        "roots": [_BFV_OPS, r"zeppelin_m55::bfv_bench::op_\w+::<zeppelin::params::\w+, \w+::\w+::\w+, zeppelin::prng::(AesCtr128|ChaCha20<zeppelin_ring::mve::Mve>)>"] + _BFV_LEAVES,
         "controls": {**CORE_CONTROLS, **MVE_CONTROLS},
     },
     "m55-seal8192": {
         "elf": M55 + "seal8192",
-        "roots": [_BFV_OPS] + _BFV_LEAVES,
+        # The operations with the ChaCha20 secret stream are inlined into the image's wrappers.
+        "roots": [_BFV_OPS, r"^seal8192::op_\w+::<seal8192::table_aes::TableAesCtr128, zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>>$"] + _BFV_LEAVES,
     },
 }
 # The six client images inline the operations into the entry point: the whole entry point

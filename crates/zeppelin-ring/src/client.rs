@@ -1,5 +1,6 @@
-//! The BFV device client's per-coefficient kernels: the BEHZ decryption tail (`γ = 2^31`)
-//! and the constant-time CDT scan of the Gaussian sampler, behind one trait so that the
+//! The BFV device client's per-coefficient kernels: the BEHZ decryption tail (`γ = 2^31`),
+//! the constant-time CDT scan of the Gaussian sampler and the four-block ChaCha20 of the
+//! secret keystream, behind one trait so that the
 //! client is written once, generic over its backend, without `cfg(target_arch)` blocks.
 //!
 //! The arguments are primitive (moduli, Montgomery constants, rows): the scheme's parameter
@@ -138,6 +139,19 @@ pub trait ClientKernels: NttBackend {
         row: &mut [u32],
         negate_error: bool,
     ) -> Result<(), RingError>;
+
+    /// Four ChaCha20 blocks (RFC 8439 block function): block `i` of `state` (the RFC input
+    /// state, see [`crate::chacha::initial_state`]) with block counter `state[12] + i`
+    /// (wrapping) into bytes `64·i..64·i + 64` of `out`: 256 keystream bytes in stream order.
+    /// Equal on every backend.
+    ///
+    /// Secret data (the key of the device's secret stream): constant time, no allocation.
+    /// The default body is the portable block function ([`crate::chacha::blocks4`]); Helium
+    /// overrides it with a straight-line `asm!` kernel.
+    #[inline]
+    fn chacha20_blocks4(&self, state: &[u32; 16], out: &mut crate::chacha::Blocks4) {
+        crate::chacha::blocks4(state, out)
+    }
 }
 
 /// [`ClientKernels::uniform_accept`] as a scalar loop: the portable backend's kernel, the

@@ -1,7 +1,7 @@
 //! Conformance of every backend: for each backend this CPU has (on x86-64: `Portable`,
 //! `Avx2`, `Avx512` and `Auto`, each from its detection token; a backend the CPU lacks is
 //! reported and skipped), every kernel of [`NttBackend`], [`RnsKernels`] and
-//! [`ClientKernels`] equals [`Portable`] bit for bit on random and extreme inputs, and the
+//! [`ClientKernels`] (ChaCha20 included) equals [`Portable`] bit for bit on random and extreme inputs, and the
 //! portable reference itself equals independent definitions (big-integer sums, `i64`
 //! arithmetic, plain comparisons). Then the selection: the compile-time cap
 //! (`--cfg zeppelin_backend`) and the run-time names (`ZEPPELIN_BACKEND`).
@@ -685,6 +685,37 @@ fn check_uniform_accept<B: Backend>(b: B) {
     }
 }
 
+fn check_chacha20_blocks4<B: Backend>(b: B) {
+    let mut rng = StdRng::seed_from_u64(20);
+    for trial in 0..200 {
+        let mut state = [0u32; 16];
+        rng.fill(&mut state[..]);
+        match trial {
+            0 => state = [0; 16],
+            1 => state = [u32::MAX; 16],
+            2 => state[12] = u32::MAX - 1,
+            _ => {}
+        }
+        let (mut ours, mut theirs) = (
+            crate::chacha::Blocks4([0x5a; 256]),
+            crate::chacha::Blocks4::ZERO,
+        );
+        b.chacha20_blocks4(&state, &mut ours);
+        Portable.chacha20_blocks4(&state, &mut theirs);
+        assert_eq!(ours, theirs, "{} trial {trial}", b.name());
+        // The definition: four single blocks of consecutive (wrapping) counters.
+        for i in 0..4 {
+            let mut s = state;
+            s[12] = state[12].wrapping_add(i as u32);
+            let mut one = [0u32; 16];
+            crate::chacha::block(&s, &mut one);
+            for (k, &w) in one.iter().enumerate() {
+                assert_eq!(theirs.word(i, k), w);
+            }
+        }
+    }
+}
+
 /// The suite for one backend, from an expression giving `Option<backend>` (`None`: this CPU
 /// lacks it; the tests then say so and pass).
 macro_rules! backend_suite {
@@ -742,6 +773,10 @@ macro_rules! backend_suite {
             #[test]
             fn uniform_accept_matches_portable_and_definition() {
                 backend().map(check_uniform_accept);
+            }
+            #[test]
+            fn chacha20_blocks4_matches_portable_and_definition() {
+                backend().map(check_chacha20_blocks4);
             }
         }
     };

@@ -7,12 +7,13 @@
 //! - [`Modulus`]: a prime `q < 2^30` with constant-time 32-bit Montgomery arithmetic.
 //! - [`NttTable`], [`NttView`]: the negacyclic NTT's tables (SEAL's and OpenFHE's evaluation
 //!   map, see [`ntt`]).
-//! - One backend layer, three traits with no default methods:
+//! - One backend layer, three traits (no default methods but `chacha20_blocks4`):
 //!   - [`NttBackend`]: forward and inverse NTT, the three pointwise products;
 //!   - [`RnsKernels`]: the centred lift, the key-switch multiply-accumulate and the
 //!     base-conversion sums of RNS servers (see [`rns`]);
 //!   - [`ClientKernels`]: the BFV client's BEHZ decryption tail and CDT scan (see
-//!     [`client`]).
+//!     [`client`]), and the four-block ChaCha20 of the device's secret keystream (see
+//!     [`chacha`]; the one method with a default body, the portable block function).
 //! - The backends, one module each, each implementing all three traits (delegating to
 //!   [`Portable`] in code where it has no faster kernel): [`Portable`] (every target),
 //!   `x86::{Avx2, Avx512}` (detection tokens) and `x86::Auto` (the best of them, chosen once),
@@ -35,6 +36,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod chacha;
 pub mod client;
 pub mod ct;
 mod error;

@@ -7,7 +7,7 @@
 //! - [`params`]: the compile-time presets [`Seal4096`] (default, SEAL-compatible),
 //!   [`Zeppelin4096`] (the paper's four primes) and [`Seal8192`] (`n = 8192`, seven primes,
 //!   for deeper circuits), each generated from its `n`, `t` and primes.
-//! - [`prng`]: AES-128-CTR keystreams behind [`Keystream`], with the structurally separate
+//! - [`prng`]: AES-128-CTR and ChaCha20 (secret stream) keystreams behind [`Keystream`], with the structurally separate
 //!   public ([`PublicPrng`], `prng_a`) and secret ([`SecretPrng`], `prng_e`) states.
 //! - [`sampler`]: uniform by rejection, ternary, discrete Gaussian (constant-time CDT).
 //! - [`encoder`]: SEAL-ordered batch encoding of slots into a [`Plaintext`] and fixed-point
@@ -44,7 +44,7 @@ pub use ops::{Bfv, EncryptionSeeds, Workspace};
 pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Seal8192, Zeppelin4096};
 pub use plaintext::Plaintext;
 pub use prng::{
-    AesCtr128, Keystream, PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
+    AesCtr128, ChaCha20, Keystream, PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
 };
 pub use rows::{CoeffRows, NttRows};
 pub use wire::WireError;

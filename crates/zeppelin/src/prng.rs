@@ -8,11 +8,16 @@
 //! The two are different types, and each sampler takes exactly one of them, so a secret can
 //! never be drawn from the public stream by mistake. The keystream generator itself is behind
 //! [`Keystream`]; [`AesCtr128`] (RustCrypto `aes` + `ctr`, constant-time software AES) is the
-//! default, and a board can plug in its AES peripheral.
+//! default, and a board can plug in its AES peripheral. [`ChaCha20`] (RFC 8439, four blocks
+//! per call on the backend's kernel: Helium `asm!` on the Cortex-M55) is the fast
+//! constant-time choice for the secret stream, which never leaves the device; the public
+//! stream stays AES-128-CTR (the server expands it).
 
 use aes::Aes128;
 use ctr::cipher::{KeyIvInit, StreamCipher};
 use rand_core::{CryptoRng, RngCore};
+use zeppelin_ring::chacha::{initial_state, Blocks4};
+use zeppelin_ring::{ClientKernels, Portable};
 use zeroize::Zeroize;
 
 /// Bytes in a seed.
@@ -93,6 +98,79 @@ impl Keystream for AesCtr128 {
     fn fill(&mut self, out: &mut [u8]) {
         out.fill(0);
         self.cipher.apply_keystream(out);
+    }
+}
+
+// ChaCha20 is ARX (no tables, no data-dependent branch or address); the refill and copy
+// depend only on byte counts.
+impl<K: ClientKernels + Default> SecretKeystream for ChaCha20<K> {}
+
+/// Bytes of one [`ClientKernels::chacha20_blocks4`] call: four 64-byte ChaCha20 blocks.
+const CHACHA_BUFFER_BYTES: usize = 256;
+
+/// ChaCha20 (RFC 8439) as a keystream: key = the 32-byte seed (eight little-endian words),
+/// nonce 0, block counter from 0; the keystream is the concatenation of the blocks (the
+/// encryption of the all-zero message). Generated four blocks at a time by the backend `K`'s
+/// [`ClientKernels::chacha20_blocks4`] (`Portable`: the RFC block function; `Mve`: Helium).
+/// No allocation; state and buffer zeroized on drop.
+///
+/// Meant for the SECRET stream (`prng_e`, `Bfv<P, A, ChaCha20<K>>`): it never leaves the
+/// device, so its generator is the device's choice. The public stream and `prng_type` stay
+/// AES-128-CTR. The 32-bit block counter wraps after 2^38 bytes (256 GiB), far beyond what
+/// one seed feeds (an encryption reads about 80 KB).
+pub struct ChaCha20<K: ClientKernels + Default = Portable> {
+    /// RFC 8439 input state; word 12 is the counter of the next block to generate.
+    state: [u32; 16],
+    /// The last four blocks, in stream order (little-endian words).
+    block: Blocks4,
+    /// Next unread byte of `block` (a count of bytes handed out: public).
+    pos: usize,
+    kernels: K,
+}
+
+impl<K: ClientKernels + Default> ChaCha20<K> {
+    #[inline]
+    fn refill(&mut self) {
+        self.kernels.chacha20_blocks4(&self.state, &mut self.block);
+        self.state[12] = self.state[12].wrapping_add(4);
+        self.pos = 0;
+    }
+}
+
+impl<K: ClientKernels + Default> Keystream for ChaCha20<K> {
+    fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
+        let mut key = [0u32; 8];
+        for (k, b) in key.iter_mut().zip(seed.chunks_exact(4)) {
+            *k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        let state = initial_state(&key, 0, &[0; 3]);
+        key.zeroize();
+        Self {
+            state,
+            block: Blocks4::ZERO,
+            pos: CHACHA_BUFFER_BYTES,
+            kernels: K::default(),
+        }
+    }
+
+    fn fill(&mut self, out: &mut [u8]) {
+        let mut done = 0;
+        while done < out.len() {
+            if self.pos == CHACHA_BUFFER_BYTES {
+                self.refill();
+            }
+            let take = (CHACHA_BUFFER_BYTES - self.pos).min(out.len() - done);
+            out[done..done + take].copy_from_slice(&self.block.0[self.pos..self.pos + take]);
+            self.pos += take;
+            done += take;
+        }
+    }
+}
+
+impl<K: ClientKernels + Default> Drop for ChaCha20<K> {
+    fn drop(&mut self) {
+        self.state.zeroize();
+        self.block.0.zeroize();
     }
 }
 
@@ -334,6 +412,91 @@ mod tests {
                 p.next_u32(),
                 u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])
             );
+        }
+    }
+
+    /// RFC 8439 §2.4.2's keystream (key 00..1f, nonce 00..00 4a 00..00, counter 1), the
+    /// bytes XORed into "Ladies and Gentlemen of the class of '99: ...": checks the block
+    /// function, the counter and the byte order through `fill` (with `initial_state` at
+    /// that nonce and counter; `ChaCha20::from_seed` itself fixes nonce 0, counter 0).
+    #[test]
+    fn chacha20_rfc8439_keystream() {
+        let mut key = [0u32; 8];
+        for (i, k) in key.iter_mut().enumerate() {
+            let b = 4 * i as u8;
+            *k = u32::from_le_bytes([b, b + 1, b + 2, b + 3]);
+        }
+        let mut ks = ChaCha20::<Portable>::from_seed(&[0; 32]);
+        ks.state = initial_state(&key, 1, &[0, 0x4a00_0000, 0]);
+        let mut out = [0u8; 114];
+        ks.fill(&mut out[..7]);
+        ks.fill(&mut out[7..]);
+        let plain = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
+        let cipher = [
+            0x6e, 0x2e, 0x35, 0x9a, 0x25, 0x68, 0xf9, 0x80, 0x41, 0xba, 0x07, 0x28, 0xdd, 0x0d,
+            0x69, 0x81, 0xe9, 0x7e, 0x7a, 0xec, 0x1d, 0x43, 0x60, 0xc2, 0x0a, 0x27, 0xaf, 0xcc,
+            0xfd, 0x9f, 0xae, 0x0b, 0xf9, 0x1b, 0x65, 0xc5, 0x52, 0x47, 0x33, 0xab, 0x8f, 0x59,
+            0x3d, 0xab, 0xcd, 0x62, 0xb3, 0x57, 0x16, 0x39, 0xd6, 0x24, 0xe6, 0x51, 0x52, 0xab,
+            0x8f, 0x53, 0x0c, 0x35, 0x9f, 0x08, 0x61, 0xd8, 0x07, 0xca, 0x0d, 0xbf, 0x50, 0x0d,
+            0x6a, 0x61, 0x56, 0xa3, 0x8e, 0x08, 0x8a, 0x22, 0xb6, 0x5e, 0x52, 0xbc, 0x51, 0x4d,
+            0x16, 0xcc, 0xf8, 0x06, 0x81, 0x8c, 0xe9, 0x1a, 0xb7, 0x79, 0x37, 0x36, 0x5a, 0xf9,
+            0x0b, 0xbf, 0x74, 0xa3, 0x5b, 0xe6, 0xb4, 0x0b, 0x8e, 0xed, 0xf2, 0x78, 0x5e, 0x42,
+            0x87, 0x4d,
+        ];
+        for ((&o, &p), &c) in out.iter().zip(plain.iter()).zip(cipher.iter()) {
+            assert_eq!(o ^ p, c);
+        }
+    }
+
+    /// The RFC 8439 §2.3.2 block through the keystream (the serialized block, 64 bytes).
+    #[test]
+    fn chacha20_rfc8439_block_bytes() {
+        let mut key = [0u32; 8];
+        for (i, k) in key.iter_mut().enumerate() {
+            let b = 4 * i as u8;
+            *k = u32::from_le_bytes([b, b + 1, b + 2, b + 3]);
+        }
+        let mut ks = ChaCha20::<Portable>::from_seed(&[0; 32]);
+        ks.state = initial_state(&key, 1, &[0x0900_0000, 0x4a00_0000, 0]);
+        let mut out = [0u8; 64];
+        ks.fill(&mut out);
+        let expect = [
+            0x10, 0xf1, 0xe7, 0xe4, 0xd1, 0x3b, 0x59, 0x15, 0x50, 0x0f, 0xdd, 0x1f, 0xa3, 0x20,
+            0x71, 0xc4, 0xc7, 0xd1, 0xf4, 0xc7, 0x33, 0xc0, 0x68, 0x03, 0x04, 0x22, 0xaa, 0x9a,
+            0xc3, 0xd4, 0x6c, 0x4e, 0xd2, 0x82, 0x64, 0x46, 0x07, 0x9f, 0xaa, 0x09, 0x14, 0xc2,
+            0xd7, 0x05, 0xd9, 0x8b, 0x02, 0xa2, 0xb5, 0x12, 0x9c, 0xd1, 0xde, 0x16, 0x4e, 0xb9,
+            0xcb, 0xd0, 0x83, 0xe8, 0xa2, 0x50, 0x3c, 0x4e,
+        ];
+        assert_eq!(out, expect);
+    }
+
+    /// Against RustCrypto `chacha20` (key = seed, nonce 0, counter 0) for 64 random seeds,
+    /// over several refills and fills of odd sizes.
+    #[test]
+    fn chacha20_matches_rustcrypto() {
+        use chacha20::cipher::{KeyIvInit, StreamCipher};
+        use rand::{RngCore, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0xc4ac4a);
+        for _ in 0..64 {
+            let mut seed = [0u8; 32];
+            rng.fill_bytes(&mut seed);
+            let mut reference = [0u8; 1500];
+            chacha20::ChaCha20::new(&seed.into(), &[0u8; 12].into())
+                .apply_keystream(&mut reference);
+            let mut ours = [0u8; 1500];
+            let mut ks = ChaCha20::<Portable>::from_seed(&seed);
+            let mut at = 0;
+            for size in [32, 1, 3, 64, 100, 256, 7, 300, 4, 200] {
+                ks.fill(&mut ours[at..at + size]);
+                at += size;
+            }
+            ks.fill(&mut ours[at..]);
+            assert_eq!(ours, reference);
+            // The secret stream's words over it.
+            let mut e = SecretPrng::<ChaCha20>::new(&SecretSeed::from_bytes(seed));
+            for i in 0..reference.len() / 4 {
+                assert_eq!(e.next_u32(), word_at(&reference, i));
+            }
         }
     }
 

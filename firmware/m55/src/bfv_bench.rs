@@ -1,6 +1,14 @@
 //! The BFV client on target: round trips, keystream variants that must give identical bytes,
 //! and the measurement table (instructions retired under QEMU, median of `RUNS`; stack
 //! high-water mark per operation).
+//!
+//! Keystream variants: `software` = every keystream byte on the core with the fastest
+//! constant-time secret stream (ChaCha20, Helium kernel) and the table-AES public stream;
+//! `aes_software` = the constant-time software AES-128-CTR on both streams; `table_public` =
+//! table AES public, software AES secret; `excluded` = the recorded bytes replayed. All but
+//! `software` write the recording run's bytes (the recording's secret stream is AES); the
+//! ChaCha20 secret stream draws other secrets and errors, so its outputs are checked by
+//! round trips instead.
 
 use crate::harness::Harness;
 use crate::meter::{median_instructions, stack_bytes, RUNS};
@@ -10,9 +18,10 @@ use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
 use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
-    encoder, AesCtr128, Bfv, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext, PublicKey,
-    PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
+    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext,
+    PublicKey, PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
 };
+use zeppelin_ring::mve::Mve;
 
 /// Everything one preset's client works on, in one `static`.
 pub struct Objects<P: Params> {
@@ -152,30 +161,37 @@ pub(crate) fn digest<P: Params>(o: &Objects<P>) -> u64 {
     fnv(h, o.out.as_ref())
 }
 
+/// The secret stream of the `software` variant: ChaCha20 on the Helium kernel.
+pub type SecretChaCha = ChaCha20<Mve>;
+
 /// One row of the table.
 pub struct Row {
     pub name: &'static str,
+    /// Table AES public stream, ChaCha20 (Helium) secret stream.
+    pub software: u32,
     pub software_aes: u32,
     pub table_aes_public: u32,
     pub keystream_excluded: u32,
     pub public_bytes: usize,
     pub secret_bytes: usize,
-    /// Stack high-water mark with software AES, table AES (public), replayed keystream.
-    pub stack: [usize; 3],
+    /// Stack high-water mark: software (ChaCha20 secret), software AES, table AES (public),
+    /// replayed keystream.
+    pub stack: [usize; 4],
 }
 
 type Op<P> = fn(&mut Objects<P>) -> Result<(), Error>;
 
-/// Measures one operation in its three keystream variants and checks they write the same
-/// bytes. `ops` = the same operation instantiated for (AES, AES), (table AES, AES),
-/// (replay, replay) and (record, record).
+/// Measures one operation in its four keystream variants and checks that the three with the
+/// AES secret stream write the same bytes (the ChaCha20 one must succeed, its bytes differ).
+/// `ops` = the same operation instantiated for (table AES, ChaCha20), (AES, AES), (table
+/// AES, AES), (replay, replay) and (record, record).
 fn measure<P: Params>(
     h: &mut Harness,
     o: &mut Objects<P>,
     name: &'static str,
-    ops: [Op<P>; 4],
+    ops: [Op<P>; 5],
 ) -> Row {
-    let [sw, table, replay, record] = ops;
+    let [chacha, sw, table, replay, record] = ops;
     tape::reset();
     let mut ok = record(o).is_ok();
     let reference = digest(o);
@@ -187,12 +203,15 @@ fn measure<P: Params>(
         let n = median_instructions(|| r = r.and(f(o)));
         (n, r.is_ok() && digest(o) == reference)
     };
+    let mut r = Ok(());
+    let software = median_instructions(|| r = r.and(chacha(o)));
+    let ok_chacha = r.is_ok();
     let (software_aes, ok_sw) = measure_one(sw, o);
     let (table_aes_public, ok_table) = measure_one(table, o);
     let (keystream_excluded, ok_replay) = measure_one(replay, o);
     let fault = tape::take_fault();
-    ok &= ok_sw && ok_table && ok_replay && !fault;
-    let stack = [sw, table, replay].map(|f| {
+    ok &= ok_chacha && ok_sw && ok_table && ok_replay && !fault;
+    let stack = [chacha, sw, table, replay].map(|f| {
         stack_bytes(|| {
             let _ = f(o);
         })
@@ -201,11 +220,12 @@ fn measure<P: Params>(
         name,
         ok,
         format_args!(
-            "keystream variants disagree (software {ok_sw}, table {ok_table}, replay {ok_replay}, tape fault {fault})"
+            "keystream variants disagree or fail (chacha ok {ok_chacha}, software AES {ok_sw}, table {ok_table}, replay {ok_replay}, tape fault {fault})"
         ),
     );
     Row {
         name,
+        software,
         software_aes,
         table_aes_public,
         keystream_excluded,
@@ -218,6 +238,7 @@ fn measure<P: Params>(
 macro_rules! variants {
     ($f:ident, $p:ty) => {
         [
+            $f::<$p, TableAesCtr128, SecretChaCha> as Op<$p>,
             $f::<$p, AesCtr128, AesCtr128> as Op<$p>,
             $f::<$p, TableAesCtr128, AesCtr128> as Op<$p>,
             $f::<$p, Replay<0>, Replay<1>> as Op<$p>,
@@ -279,6 +300,46 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
         r.is_ok() && o.out.as_ref() == expected.as_ref(),
         format_args!("{r:?}"),
     );
+    // Round trips with the ChaCha20 secret stream from key generation on (the `software`
+    // variant): its secret key, errors and `u` differ from the AES run's, so these are its
+    // correctness check. The objects are left as the AES run wrote them.
+    fn chacha_round_trips<P: Params>(o: &mut Objects<P>, expected: &P::Poly) -> [bool; 3] {
+        let mut ok = [false; 3];
+        let keys = op_keygen::<P, TableAesCtr128, SecretChaCha>(o)
+            .and_then(|_| op_pk_keygen::<P, TableAesCtr128, SecretChaCha>(o));
+        if keys.is_err() {
+            return ok;
+        }
+        let seeded = op_encode_seeded::<P, TableAesCtr128, SecretChaCha>(o)
+            .and_then(|_| op_decrypt_seeded_decode::<P, TableAesCtr128, SecretChaCha>(o));
+        ok[0] = seeded.is_ok() && o.out.as_ref() == expected.as_ref();
+        let symmetric = op_encode::<P, TableAesCtr128, SecretChaCha>(o)
+            .and_then(|_| op_symmetric::<P, TableAesCtr128, SecretChaCha>(o))
+            .and_then(|_| op_decrypt_decode::<P, TableAesCtr128, SecretChaCha>(o));
+        ok[1] = symmetric.is_ok() && o.out.as_ref() == expected.as_ref();
+        let public = op_encode::<P, TableAesCtr128, SecretChaCha>(o)
+            .and_then(|_| op_public::<P, TableAesCtr128, SecretChaCha>(o))
+            .and_then(|_| Bfv::<P>::decrypt(&o.sk, &o.ct_pub, &mut o.plain, &mut o.ws))
+            .and_then(|_| encoder::decode(&o.plain, o.out.as_mut()));
+        ok[2] = public.is_ok() && o.out.as_ref() == expected.as_ref();
+        ok
+    }
+    let ok = chacha_round_trips(o, &expected);
+    h.check(
+        "round trips with the ChaCha20 secret stream (seeded, classic symmetric, public key)",
+        ok == [true; 3],
+        format_args!("{ok:?}"),
+    );
+    // Back to the AES run's objects (the digests of later rows are the AES run's).
+    for f in [
+        op_keygen::<P, AesCtr128, AesCtr128> as Op<P>,
+        op_pk_keygen::<P, AesCtr128, AesCtr128>,
+        op_encode_seeded::<P, AesCtr128, AesCtr128>,
+        op_symmetric::<P, AesCtr128, AesCtr128>,
+        op_public::<P, AesCtr128, AesCtr128>,
+    ] {
+        let _ = f(o);
+    }
     rows
 }
 
@@ -290,12 +351,13 @@ pub fn print_table<P: Params>(preset: &str, rows: &[Row]) {
         P::K,
         RUNS
     );
-    hprintln!("TABLE | operation | software AES-CTR (both streams) | table AES public stream | keystream excluded | public / secret keystream bytes | stack bytes (software AES / table AES / excluded) |");
-    hprintln!("TABLE |---|---:|---:|---:|---:|---:|");
+    hprintln!("TABLE | operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | table AES public stream | keystream excluded | public / secret keystream bytes | stack bytes (software / software AES / table AES / excluded) |");
+    hprintln!("TABLE |---|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         hprintln!(
-            "TABLE | {} | {} | {} | {} | {} / {} | {} / {} / {} |",
+            "TABLE | {} | {} | {} | {} | {} | {} / {} | {} / {} / {} / {} |",
             r.name,
+            r.software,
             r.software_aes,
             r.table_aes_public,
             r.keystream_excluded,
@@ -303,14 +365,16 @@ pub fn print_table<P: Params>(preset: &str, rows: &[Row]) {
             r.secret_bytes,
             r.stack[0],
             r.stack[1],
-            r.stack[2]
+            r.stack[2],
+            r.stack[3]
         );
     }
     let id = preset_id(preset);
     for r in rows {
         let op = slug(r.name);
-        metric(id, op, "software", r.software_aes, r.stack[0]);
-        metric(id, op, "table_public", r.table_aes_public, r.stack[1]);
-        metric(id, op, "excluded", r.keystream_excluded, r.stack[2]);
+        metric(id, op, "software", r.software, r.stack[0]);
+        metric(id, op, "aes_software", r.software_aes, r.stack[1]);
+        metric(id, op, "table_public", r.table_aes_public, r.stack[2]);
+        metric(id, op, "excluded", r.keystream_excluded, r.stack[3]);
     }
 }

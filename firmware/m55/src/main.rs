@@ -7,6 +7,7 @@
 mod audit_controls;
 mod behz_tests;
 mod bfv_bench;
+mod chacha_tests;
 mod harness;
 mod kat;
 mod meter;
@@ -73,6 +74,8 @@ fn main() -> ! {
     sampler_tests::ablation(&mut bufs[0], samples);
     table_aes::self_test(&mut h);
     table_aes::keystream_cost();
+    chacha_tests::run(&mut h);
+    chacha_tests::cost(&mut h);
     // SAFETY: as above.
     let (seal, zep) = unsafe {
         (

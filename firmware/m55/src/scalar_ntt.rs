@@ -129,4 +129,8 @@ impl ClientKernels for ScalarNtt {
     ) -> Result<(), RingError> {
         Mve.encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
     }
+
+    fn chacha20_blocks4(&self, state: &[u32; 16], out: &mut zeppelin_ring::chacha::Blocks4) {
+        Mve.chacha20_blocks4(state, out)
+    }
 }

@@ -53,6 +53,18 @@ class SyntheticOutput(unittest.TestCase):
             problems, _, _ = check_metrics.check(lines)
             self.assertTrue(problems, bad)
 
+    def test_keystream_variants(self):
+        keys = set(check_metrics.expected_metrics())
+        for preset in ("seal4096", "zeppelin4096", "seal8192"):
+            for variant in ("software", "aes_software"):
+                self.assertIn((preset, "encode_seeded_encrypt", variant), keys)
+        self.assertIn(("zeppelin4096", "encode_seeded_encrypt", "table_public"), keys)
+        self.assertNotIn(("seal8192", "encode_seeded_encrypt", "table_public"), keys)
+        # The old name of the AES-only variant is gone: `software` is the ChaCha20 one.
+        lines = [l for l in complete() if l.split()[1:4] != ["seal8192", "decrypt_decode", "aes_software"]]
+        problems, _, _ = check_metrics.check(lines)
+        self.assertEqual(problems, ["missing METRIC seal8192 decrypt_decode aes_software"])
+
     def test_duplicate_and_unexpected_lines_fail(self):
         problems, _, _ = check_metrics.check(complete() + [complete()[2]])
         self.assertTrue(any("duplicate" in p for p in problems))

@@ -74,12 +74,15 @@
 //! - `ntt.rs`: the NTT butterflies in `asm!`, their audited passes, the executor;
 //! - `pointwise.rs`: the pointwise products;
 //! - `client.rs`: the BFV client's kernels (BEHZ decryption tail, CDT scan);
+//! - `chacha_kernel.rs`: four ChaCha20 blocks per call (the secret keystream), written by
+//!   `gen_chacha.py` (straight-line, no branch, spills to the output buffer);
 //! - `arith.rs`: the scalar constants they share.
 //!
 //! [`Mve`] implements [`NttBackend`] and [`ClientKernels`] with these kernels, and
 //! [`RnsKernels`] by delegating to [`Portable`] (a server-side kernel set).
 
 mod arith;
+mod chacha_kernel;
 mod client;
 mod ntt;
 mod packed;
@@ -313,5 +316,12 @@ impl ClientKernels for Mve {
     ) -> Result<(), RingError> {
         // No Helium kernel: the scalar loop (once per prime per encryption).
         crate::client::encrypt_finish(q, delta_mont, plain, carry, error, row, negate_error)
+    }
+
+    #[inline(always)]
+    fn chacha20_blocks4(&self, state: &[u32; 16], out: &mut crate::chacha::Blocks4) {
+        // SAFETY: `state` is 16 words, `out` 256 bytes aligned to 16 (`Blocks4`), as the
+        // kernel needs; on this little-endian core its words are the stream's bytes.
+        unsafe { chacha_kernel::chacha20_blocks4_pass(state.as_ptr(), out.0.as_mut_ptr().cast()) }
     }
 }

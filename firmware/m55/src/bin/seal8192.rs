@@ -5,8 +5,10 @@
 //! - KATs: the bfv crate's files `crates/zeppelin/tests/kats/seal8192/` reproduced word for word
 //!   (secret key, its NTT form, public key, seeded, symmetric and public-key ciphertexts),
 //!   and the pinned ciphertexts decrypt to the KAT slots.
-//! - Measurements: instructions retired (QEMU `-icount shift=0`, median of 11 runs, software
-//!   AES-CTR on both streams) and the stack high-water mark of every client operation.
+//! - Measurements: instructions retired (QEMU `-icount shift=0`, median of 11 runs) and the
+//!   stack high-water mark of every client operation, in two keystream variants: `software`
+//!   (ChaCha20 secret stream on the Helium kernel, table-AES public stream) and
+//!   `aes_software` (software AES-CTR on both streams).
 //!
 //! PASS/FAIL lines, then `RESULT n passed, m failed`; exit status 0 only if all passed.
 #![no_std]
@@ -24,13 +26,21 @@ mod meter;
     reason = "the NTT figures are the main image's: calling the transforms from here changes this audited image's inlining"
 )]
 mod metric;
+#[path = "../table_aes.rs"]
+#[expect(
+    dead_code,
+    reason = "its self-test and cost table run in the main image; here only the public stream"
+)]
+mod table_aes;
 
 use cortex_m_semihosting::hprintln;
 use harness::Harness;
+use table_aes::TableAesCtr128;
 use zeppelin::params::Params;
 use zeppelin::{
-    encoder, kat, Bfv, Ciphertext, EncryptionSeeds, Error, Plaintext, PublicKey, PublicSeed,
-    Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace,
+    encoder, kat, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream,
+    Plaintext, PublicKey, PublicSeed, Seal8192, SecretKey, SecretKeystream, SecretSeed,
+    SeededCiphertext, Workspace,
 };
 use zeppelin_harness::report;
 
@@ -192,16 +202,20 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
 
 type Op = fn(&mut Objects) -> Result<(), Error>;
 
+/// The secret stream of the `software` variant: ChaCha20 on the Helium kernel (the public
+/// stream is then the table AES).
+type SecretChaCha = ChaCha20<zeppelin_ring::mve::Mve>;
+
 fn op_encode(o: &mut Objects) -> Result<(), Error> {
     encoder::encode(&o.slots, &mut o.plain)
 }
 
-fn op_keygen(o: &mut Objects) -> Result<(), Error> {
-    Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([0x11; 32]), &mut o.sk)
+fn op_keygen<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
+    Bfv::<P, A, E>::generate_secret_key_with(&SecretSeed::from_bytes([0x11; 32]), &mut o.sk)
 }
 
-fn op_pk_keygen(o: &mut Objects) -> Result<(), Error> {
-    Bfv::<P>::generate_public_key_with(
+fn op_pk_keygen<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
+    Bfv::<P, A, E>::generate_public_key_with(
         &o.sk,
         &PublicSeed([0x22; 32]),
         &SecretSeed::from_bytes([0x33; 32]),
@@ -210,15 +224,15 @@ fn op_pk_keygen(o: &mut Objects) -> Result<(), Error> {
     )
 }
 
-fn op_encode_seeded(o: &mut Objects) -> Result<(), Error> {
+fn op_encode_seeded<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
     op_encode(o)?;
     let seeds = kat_seeds([0x44; 32], [0x55; 32]);
-    Bfv::<P>::encrypt_seeded_with(&o.sk, &o.plain, &seeds, P::K, &mut o.sct, &mut o.ws)
+    Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds, P::K, &mut o.sct, &mut o.ws)
 }
 
-fn op_encode_public(o: &mut Objects) -> Result<(), Error> {
+fn op_encode_public<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
     op_encode(o)?;
-    Bfv::<P>::encrypt_public_with(
+    Bfv::<P, A, E>::encrypt_public_with(
         &o.pk,
         &o.plain,
         &SecretSeed::from_bytes([0x66; 32]),
@@ -233,63 +247,93 @@ fn op_decrypt_decode(o: &mut Objects) -> Result<(), Error> {
     encoder::decode(&o.plain, &mut o.out)
 }
 
-fn op_decrypt_seeded_decode(o: &mut Objects) -> Result<(), Error> {
-    Bfv::<P>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;
+fn op_decrypt_seeded_decode<A: Keystream, E: SecretKeystream>(
+    o: &mut Objects,
+) -> Result<(), Error> {
+    Bfv::<P, A, E>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;
     encoder::decode(&o.plain, &mut o.out)
 }
 
-/// Measures every operation (instructions, stack) and checks the round trips.
+/// Every operation with the public stream `A` and the secret stream `E`.
+fn ops<A: Keystream, E: SecretKeystream>() -> [(&'static str, Op); 7] {
+    [
+        ("encode", op_encode),
+        ("keygen (secret key)", op_keygen::<A, E>),
+        ("keygen (public key)", op_pk_keygen::<A, E>),
+        ("encode + seeded encrypt", op_encode_seeded::<A, E>),
+        ("encode + public-key encrypt", op_encode_public::<A, E>),
+        ("decrypt + decode", op_decrypt_decode),
+        ("decrypt seeded + decode", op_decrypt_seeded_decode::<A, E>),
+    ]
+}
+
+/// Measures every operation (instructions, stack) in both keystream variants — `software`
+/// (table AES public stream, ChaCha20 secret stream: every keystream byte on the core, the
+/// fastest constant-time secret stream) and `aes_software` (software AES-CTR on both) — and
+/// checks the round trips of each.
 fn measure(h: &mut Harness, o: &mut Objects) {
     let mut rng = harness::TestRng::new(0x8192);
     for s in o.slots.iter_mut() {
         *s = rng.below(P::T);
     }
-    let ops: [(&str, Op); 7] = [
-        ("encode", op_encode),
-        ("keygen (secret key)", op_keygen),
-        ("keygen (public key)", op_pk_keygen),
-        ("encode + seeded encrypt", op_encode_seeded),
-        ("encode + public-key encrypt", op_encode_public),
-        ("decrypt + decode", op_decrypt_decode),
-        ("decrypt seeded + decode", op_decrypt_seeded_decode),
+    let variants = [
+        (
+            "software",
+            "ChaCha20 secret stream, table AES public",
+            ops::<TableAesCtr128, SecretChaCha>(),
+        ),
+        (
+            "aes_software",
+            "software AES-CTR on both streams",
+            ops::<AesCtr128, AesCtr128>(),
+        ),
     ];
+    let mut rows = [(0u32, 0usize); 14];
+    for (v, (variant, label, ops)) in variants.into_iter().enumerate() {
+        for (i, (name, op)) in ops.into_iter().enumerate() {
+            let mut r = Ok(());
+            let instructions = meter::median_instructions(|| r = r.and(op(o)));
+            let stack = meter::stack_bytes(|| {
+                let _ = op(o);
+            });
+            rows[7 * v + i] = (instructions, stack);
+            metric::metric("seal8192", metric::slug(name), variant, instructions, stack);
+            h.check(name, r.is_ok(), format_args!("{r:?}"));
+        }
+        // The last two rows decrypted the public-key and the seeded ciphertext of the slots.
+        let r = op_decrypt_decode(o);
+        h.check(
+            if v == 0 {
+                "seal8192 round trip: public key (ChaCha20 secret stream)"
+            } else {
+                "seal8192 round trip: public key"
+            },
+            r.is_ok() && o.out == o.slots,
+            format_args!("{label}: {r:?}"),
+        );
+        let r = op_decrypt_seeded_decode::<AesCtr128, AesCtr128>(o);
+        h.check(
+            if v == 0 {
+                "seal8192 round trip: seeded (ChaCha20 secret stream)"
+            } else {
+                "seal8192 round trip: seeded"
+            },
+            r.is_ok() && o.out == o.slots,
+            format_args!("{label}: {r:?}"),
+        );
+    }
     hprintln!(
-        "TABLE BFV client, preset Seal8192 (n = {}, {} data primes): instructions retired (QEMU -icount shift=0), median of {} runs, software AES-CTR on both streams",
+        "TABLE BFV client, preset Seal8192 (n = {}, {} data primes): instructions retired (QEMU -icount shift=0), median of {} runs",
         P::N,
         P::K,
         meter::RUNS
     );
-    hprintln!("TABLE | operation | instructions | stack bytes |");
-    hprintln!("TABLE |---|---:|---:|");
-    for (name, op) in ops {
-        let mut r = Ok(());
-        let instructions = meter::median_instructions(|| r = r.and(op(o)));
-        let stack = meter::stack_bytes(|| {
-            let _ = op(o);
-        });
-        hprintln!("TABLE | {} | {} | {} |", name, instructions, stack);
-        metric::metric(
-            "seal8192",
-            metric::slug(name),
-            "software",
-            instructions,
-            stack,
-        );
-        h.check(name, r.is_ok(), format_args!("{r:?}"));
+    hprintln!("TABLE | operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | stack bytes (software / software AES) |");
+    hprintln!("TABLE |---|---:|---:|---:|");
+    for (i, (name, _)) in ops::<AesCtr128, AesCtr128>().into_iter().enumerate() {
+        let (c, a) = (rows[i], rows[7 + i]);
+        hprintln!("TABLE | {} | {} | {} | {} / {} |", name, c.0, a.0, c.1, a.1);
     }
-    // The last two rows decrypted the public-key and the seeded ciphertext of the slots.
-    let r = op_decrypt_decode(o);
-    h.check(
-        "seal8192 round trip: public key",
-        r.is_ok() && o.out == o.slots,
-        format_args!("{r:?}"),
-    );
-    let r = op_decrypt_seeded_decode(o);
-    h.check(
-        "seal8192 round trip: seeded",
-        r.is_ok() && o.out == o.slots,
-        format_args!("{r:?}"),
-    );
 }
 
 #[cortex_m_rt::entry]
