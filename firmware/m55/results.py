@@ -255,7 +255,7 @@ def main():
       "loads of a block are interleaved with its first products, but there is no cross-iteration software "
       "pipelining (QEMU's instruction count does not reward it; on silicon it would). Range certificates "
       "(exact integer bounds of every intermediate, limit 2^31 − 1): "
-      + ", ".join(f"q = {q}: {num(b)} ({r}q)" for q, b, r in packed_cert)
+      + ", ".join(f"q = {q}: {num(b)} ({r}q)" for q, (b, r) in dict((q, (b, r)) for q, b, r in packed_cert).items())
       + ". The plan certifies every q < 2^28 and refuses larger moduli. Tables: 16 KB of companions per prime "
       "beside the Montgomery tables; Seal8192 keeps the general schedule (its companions would not fit DTCM).\n")
     w("## NTT: portable vs MVE general schedule, same image, same tables (n = 4096)\n")
