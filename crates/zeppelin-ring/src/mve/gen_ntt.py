@@ -144,43 +144,19 @@ def reduce(p, regs, row, c, nq):
     regs.give(t)
 
 
-def ct_renamed(p, regs, xr, yr):
-    """After y := w·y: x, y := x + y, x − y (y renamed into a free register)."""
+def add_sub(p, regs, xr, yr, move_x, gs):
+    """x, y := x + y, d with d = y − x (Gentleman–Sande) or d = x − y (Cooley–Tukey, after
+    y := w·y). The moved row (x if `move_x`, else y) goes to the free register."""
     t = regs.take()
     x, y = regs.row[xr], regs.row[yr]
-    p.e(f"vsub.i32 {t}, {x}, {y}")
-    p.e(f"vadd.i32 {x}, {x}, {y}")
-    regs.give(y)
-    regs.row[yr] = t
-
-
-def ct_move(p, regs, xr, yr, move_x):
-    """After y := w·y: x, y := x + y, x − y; the moved row (x or y) goes to the free register."""
-    t = regs.take()
-    x, y = regs.row[xr], regs.row[yr]
+    a, b = (y, x) if gs else (x, y)  # d = a − b
     if move_x:
         p.e(f"vadd.i32 {t}, {x}, {y}")
-        p.e(f"vsub.i32 {y}, {x}, {y}")
+        p.e(f"vsub.i32 {y}, {a}, {b}")
         regs.give(x)
         regs.row[xr] = t
     else:
-        p.e(f"vsub.i32 {t}, {x}, {y}")
-        p.e(f"vadd.i32 {x}, {x}, {y}")
-        regs.give(y)
-        regs.row[yr] = t
-
-
-def gs_move(p, regs, xr, yr, move_x):
-    """x, y := x + y, y − x; the moved row goes to the free register."""
-    t = regs.take()
-    x, y = regs.row[xr], regs.row[yr]
-    if move_x:
-        p.e(f"vadd.i32 {t}, {x}, {y}")
-        p.e(f"vsub.i32 {y}, {y}, {x}")
-        regs.give(x)
-        regs.row[xr] = t
-    else:
-        p.e(f"vsub.i32 {t}, {y}, {x}")
+        p.e(f"vsub.i32 {t}, {a}, {b}")
         p.e(f"vadd.i32 {x}, {x}, {y}")
         regs.give(y)
         regs.row[yr] = t
@@ -199,16 +175,6 @@ def moves_back(ops, free):
         if all(pos[j] == f"q{j}" for j in range(4)):
             return choice
     raise AssertionError("no register-neutral move sequence")
-
-
-def gs_renamed(p, regs, xr, yr):
-    """x, y := x + y, y − x (x renamed into a free register)."""
-    t = regs.take()
-    x, y = regs.row[xr], regs.row[yr]
-    p.e(f"vadd.i32 {t}, {x}, {y}")
-    p.e(f"vsub.i32 {y}, {y}, {x}")
-    regs.give(x)
-    regs.row[xr] = t
 
 
 def canon(p, regs, row, nq):
@@ -281,13 +247,13 @@ def fwd_scalar_pass(p, h2, red):
         if red:
             reduce(p, regs, 0, "r10", "r3")
             reduce(p, regs, 1, "r10", "r3")
-        ct_renamed(p, regs, 0, 2)
+        add_sub(p, regs, 0, 2, False, gs=False)
         bmul(p, regs, 3, "r4", "r5", "r3")
-        ct_renamed(p, regs, 1, 3)
+        add_sub(p, regs, 1, 3, False, gs=False)
         bmul(p, regs, 1, "r6", "r7", "r3")
-        ct_renamed(p, regs, 0, 1)
+        add_sub(p, regs, 0, 1, False, gs=False)
         bmul(p, regs, 3, "r8", "r9", "r3")
-        ct_renamed(p, regs, 2, 3)
+        add_sub(p, regs, 2, 3, False, gs=False)
         for row in (1, 2, 3, 0):
             p.e(store(row, regs.row[row]))
 
@@ -347,18 +313,18 @@ def fwd_vector_pass(p, red):
     p.e("vldrw.u32 q4, [r1], #16")
     p.e("vqrdmulh.s32 q5, q4, r4")
     bmul(p, regs, 2, "q4", "q5", "r3")
-    ct_move(p, regs, 0, 2, mv[0])
+    add_sub(p, regs, 0, 2, mv[0], gs=False)
     bmul(p, regs, 3, "q4", "q5", "r3")
-    ct_move(p, regs, 1, 3, mv[1])
+    add_sub(p, regs, 1, 3, mv[1], gs=False)
     # layer half 1: pairs (0, 1) even groups, (2, 3) odd groups
     p.e("vldrw.u32 q4, [r1], #16")
     p.e("vqrdmulh.s32 q5, q4, r4")
     bmul(p, regs, 1, "q4", "q5", "r3")
-    ct_move(p, regs, 0, 1, mv[2])
+    add_sub(p, regs, 0, 1, mv[2], gs=False)
     p.e("vldrw.u32 q4, [r1], #16")
     p.e("vqrdmulh.s32 q5, q4, r4")
     bmul(p, regs, 3, "q4", "q5", "r3")
-    ct_move(p, regs, 2, 3, mv[3])
+    add_sub(p, regs, 2, 3, mv[3], gs=False)
     assert all(regs.row[j] == f"q{j}" for j in range(4))
     regs.free += ["q4", "q5", "q7"]
     for row in range(4):
@@ -393,18 +359,18 @@ def inv_vector_pass(p, red):
     # layer half 1: (0, 1) <- forward odd groups (b), (2, 3) <- even groups (a)
     p.e("vldrw.u32 q4, [q7, #-16]!")
     p.e("vqrdmulh.s32 q5, q4, r4")
-    gs_move(p, regs, 0, 1, mv[0])
+    add_sub(p, regs, 0, 1, mv[0], gs=True)
     bmul(p, regs, 1, "q4", "q5", "r3")
     p.e("vldrw.u32 q4, [q7, #-16]!")
     p.e("vqrdmulh.s32 q5, q4, r4")
-    gs_move(p, regs, 2, 3, mv[1])
+    add_sub(p, regs, 2, 3, mv[1], gs=True)
     bmul(p, regs, 3, "q4", "q5", "r3")
     # layer half 2: (0, 2), (1, 3)
     p.e("vldrw.u32 q4, [q7, #-16]!")
     p.e("vqrdmulh.s32 q5, q4, r4")
-    gs_move(p, regs, 0, 2, mv[2])
+    add_sub(p, regs, 0, 2, mv[2], gs=True)
     bmul(p, regs, 2, "q4", "q5", "r3")
-    gs_move(p, regs, 1, 3, mv[3])
+    add_sub(p, regs, 1, 3, mv[3], gs=True)
     bmul(p, regs, 3, "q4", "q5", "r3")
     assert all(regs.row[j] == f"q{j}" for j in range(4))
     if red:
@@ -453,19 +419,19 @@ def inv_scalar_pass(p, h2, red, last):
             regs.row[row] = regs.take()
         p.e(load(0, regs.row[0]))
         p.e(load(1, regs.row[1]))
-        gs_renamed(p, regs, 0, 1)
+        add_sub(p, regs, 0, 1, True, gs=True)
         p.e(load(2, regs.row[2]))
         bmul(p, regs, 1, "r8", "r9", "r3")
         p.e(load(3, regs.row[3]))
-        gs_renamed(p, regs, 2, 3)
+        add_sub(p, regs, 2, 3, True, gs=True)
         bmul(p, regs, 3, "r6", "r7", "r3")
-        gs_renamed(p, regs, 0, 2)
+        add_sub(p, regs, 0, 2, True, gs=True)
         if last:
             bmul(p, regs, 0, "r4", "r5", "r3")  # r4/r5 = n^-1 here
             bmul(p, regs, 2, "r11", "r12", "r3")  # ψ^(n/2)·n^-1
         else:
             bmul(p, regs, 2, "r4", "r5", "r3")
-        gs_renamed(p, regs, 1, 3)
+        add_sub(p, regs, 1, 3, True, gs=True)
         if last:
             bmul(p, regs, 1, "r4", "r5", "r3")
             bmul(p, regs, 3, "r11", "r12", "r3")
