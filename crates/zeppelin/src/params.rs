@@ -84,31 +84,44 @@ pub trait Params: Sized + Send + Sync + 'static {
     fn plain() -> &'static PlainConstants;
 }
 
-/// The Helium builds' tables: for `n = 4096` each table carries the packed twiddles of the
-/// radix-4 kernels (`zeppelin_ring::mve::PackedTwiddles`, 16 KB per prime, in the
-/// `.twiddles` section beside the others); other degrees keep the general schedule (the
-/// `n = 8192` preset's companions would not fit the device's tightly coupled memory).
-macro_rules! device_tables {
+/// A preset module's statics `NTT_TABLES` (the data primes) and `T_TABLE`. On the Helium
+/// builds, at `n = 4096`, each table carries the packed twiddles of the radix-4 kernels
+/// (`zeppelin_ring::mve::PackedTwiddles`, 16 KB per prime, in the `.twiddles` section beside
+/// the others); other degrees keep the general schedule (the `n = 8192` preset's companions
+/// would not fit the device's tightly coupled memory), and other builds plain tables.
+macro_rules! ntt_tables {
     (4096; $($q:literal),+; $t:literal) => {
+        #[cfg(not(zeppelin_mve))]
+        ntt_tables!(plain; $($q),+; $t);
         #[cfg(zeppelin_mve)]
         pub(super) static PACKED_TABLES: [zeppelin_ring::mve::PackedTwiddles; K] =
             [$(const { packed($q) }),+];
         #[cfg(zeppelin_mve)]
         pub(super) static PACKED_T_TABLE: zeppelin_ring::mve::PackedTwiddles = packed($t);
         #[cfg(zeppelin_mve)]
-        #[allow(long_running_const_eval, reason = "as in the host build")]
         pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] =
             attach_packed([$(const { table::<N>($q) }),+], &PACKED_TABLES);
         #[cfg(zeppelin_mve)]
         pub(super) static T_TABLE: NttTable<[u32; N]> =
             table::<N>($t).with_packed(PACKED_T_TABLE.view());
     };
-    ($n:tt; $($q:literal),+; $t:literal) => {
-        #[cfg(zeppelin_mve)]
-        #[allow(long_running_const_eval, reason = "as in the host build")]
+    (plain; $($q:literal),+; $t:literal) => {
+        // `allow`, not `expect`: the lint fires only for the n = 8192 preset's tables (and,
+        // on x86-64, whose tables carry the Shoup twiddles too, for its t table).
+        #[allow(
+            long_running_const_eval,
+            reason = "building n = 8192 tables takes the const evaluator a while; it is a build step"
+        )]
+        // One inline constant per table: each is its own, shorter evaluation.
         pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(const { table::<N>($q) }),+];
-        #[cfg(zeppelin_mve)]
+        #[allow(
+            long_running_const_eval,
+            reason = "as NTT_TABLES: on x86-64 the tables carry the Shoup twiddles too"
+        )]
         pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
+    };
+    ($n:tt; $($q:literal),+; $t:literal) => {
+        ntt_tables!(plain; $($q),+; $t);
     };
 }
 
@@ -143,22 +156,7 @@ macro_rules! preset {
             pub(super) const N: usize = $n;
             pub(super) const PRIMES: &[u32] = &[$($q),+];
             pub(super) const K: usize = PRIMES.len();
-            // `allow`, not `expect`: the lint fires only for the n = 8192 preset's tables (and,
-            // on x86-64, whose tables carry the Shoup twiddles too, for its t table).
-            #[allow(
-                long_running_const_eval,
-                reason = "building n = 8192 tables takes the const evaluator a while; it is a build step"
-            )]
-            // One inline constant per table: each is its own, shorter evaluation.
-            #[cfg(not(zeppelin_mve))]
-            pub(super) static NTT_TABLES: [NttTable<[u32; N]>; K] = [$(const { table::<N>($q) }),+];
-            #[allow(
-                long_running_const_eval,
-                reason = "as NTT_TABLES: on x86-64 the tables carry the Shoup twiddles too"
-            )]
-            #[cfg(not(zeppelin_mve))]
-            pub(super) static T_TABLE: NttTable<[u32; N]> = table::<N>($t);
-            device_tables!($n; $($q),+; $t);
+            ntt_tables!($n; $($q),+; $t);
             pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
             pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));
             const SLOT_CYCLES: usize = cycle_count(&slot_to_ntt_map::<N>($log_n));

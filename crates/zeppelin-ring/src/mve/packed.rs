@@ -7,8 +7,8 @@
 //! product with `w' = round(w·2^31/q)`: `t = vqrdmulh(y, w')` (`round(y·w'/2^31)`, within
 //! `1/2 + |y|/2^32` of `y·w/q`), `y·w − t·q` from `vmul` and `vmla` by `−q` (exact mod 2^32,
 //! and the true value is below 2^31), so `|y·w mod± q| <= q/2 + |y|·q/2^32`. A butterfly
-//! is that product plus one `vadd` and one `vsub` (or `vmlas` by ∓2 where no register is
-//! free): 5 instructions per four lanes. Only `w'` is stored; `w = round(w'·q/2^31)` is one
+//! is that product plus one `vadd` and one `vsub` into the free register (rows are renamed,
+//! never moved): 5 instructions per four lanes. Only `w'` is stored; `w = round(w'·q/2^31)` is one
 //! `smmulr` by `2q` (scalar twiddles) or `vqrdmulh` by `q` (per-lane twiddles).
 //!
 //! # Schedule
@@ -40,7 +40,8 @@
 //! position. The binary audit (`security/audit`) checks both on the linked images.
 
 use super::packed_kernel::{
-    FORWARD_INSTRUCTIONS, FORWARD_REDUCE, INVERSE_INSTRUCTIONS, INVERSE_REDUCE, SCALAR_HALVES,
+    FORWARD_INSTRUCTIONS, FORWARD_REDUCE, INVERSE_INSTRUCTIONS, INVERSE_REDUCE, PLAN_MAX_MODULUS,
+    SCALAR_HALVES,
 };
 use super::schedule::RangeError;
 use crate::modulus::Modulus;
@@ -49,14 +50,22 @@ use crate::ntt::{bit_reverse, smallest_primitive_root, NttView, PackedView};
 /// The degree the packed kernels are generated for.
 pub const PACKED_DEGREE: usize = 4096;
 const LOG_N: u32 = 12;
-/// Words of the scalar passes' triples (`3 · (1 + 4 + 16 + 64 + 256)`).
-const TRIPLE_WORDS: usize = 1023;
+/// Words of the scalar passes' triples: three per group of every pass (1023).
+const TRIPLE_WORDS: usize = {
+    let mut words = 0;
+    let mut pass = 0;
+    while pass < SCALAR_HALVES.len() {
+        words += 3 * (PACKED_DEGREE / (4 * SCALAR_HALVES[pass]));
+        pass += 1;
+    }
+    words
+};
 /// 16-coefficient blocks of the per-lane pass.
 const VECTOR_BLOCKS: usize = PACKED_DEGREE / 16;
 /// Every intermediate's absolute value is at most this (signed 32-bit lanes).
 const LIMIT: u64 = (1 << 31) - 1;
 /// Largest modulus the plan certifies (the plan was generated for it).
-pub const MAX_PACKED_MODULUS: u32 = (1 << 28) - 1;
+pub const MAX_PACKED_MODULUS: u32 = PLAN_MAX_MODULUS;
 
 /// Instructions one packed forward / inverse call retires, counted by the generator on the
 /// program it emitted (the firmware measures the same under QEMU).

@@ -8,6 +8,8 @@ pub(super) const FORWARD_REDUCE: [bool; 6] = [false, false, false, false, true, 
 /// Inverse passes (the per-lane pass, then five radix-4 passes, the last with `n^-1`):
 /// whether the pass Barrett-reduces row 0 (the sum of sums) after its second layer.
 pub(super) const INVERSE_REDUCE: [bool; 6] = [true, true, true, true, true, false];
+/// Largest modulus the plan was generated (and its flags chosen) for.
+pub(super) const PLAN_MAX_MODULUS: u32 = 268435455;
 /// Second-layer half of each forward scalar pass, in order.
 pub(super) const SCALAR_HALVES: [usize; 5] = [1024, 256, 64, 16, 4];
 /// Instructions one forward / inverse call retires (counted on the emitted program).
