@@ -63,13 +63,13 @@ IMAGES = {
     # secret streams (software AES and ChaCha20), and the leaves.
     "m55-test": {
         "elf": M55 + "zeppelin-m55",
-        "roots": [_BFV_OPS, r"zeppelin_m55::bfv_bench::op_\w+::<zeppelin::params::\w+, \w+::\w+::\w+, zeppelin::prng::(AesCtr128|ChaCha20<zeppelin_ring::mve::Mve>)>"] + _BFV_LEAVES,
+        "roots": [_BFV_OPS, r"zeppelin_m55::bfv_bench::op_\w+::<zeppelin::params::\w+, (\w+::\w+::\w+|zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>), zeppelin::prng::(AesCtr128|ChaCha20<zeppelin_ring::mve::Mve>)>"] + _BFV_LEAVES,
         "controls": {**CORE_CONTROLS, **MVE_CONTROLS},
     },
     "m55-seal8192": {
         "elf": M55 + "seal8192",
-        # The operations with the ChaCha20 secret stream are inlined into the image's wrappers.
-        "roots": [_BFV_OPS, r"^seal8192::op_\w+::<seal8192::table_aes::TableAesCtr128, zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>>$"] + _BFV_LEAVES,
+        # The operations with ChaCha20 on both streams are inlined into the image's wrappers.
+        "roots": [_BFV_OPS, r"^seal8192::op_\w+::<zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>, zeppelin::prng::ChaCha20<zeppelin_ring::mve::Mve>>$"] + _BFV_LEAVES,
     },
 }
 # The six client images inline the operations into the entry point: the whole entry point

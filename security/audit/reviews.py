@@ -237,11 +237,10 @@ REVIEWS = [
     {
         "id": "m55-table-aes-public-stream",
         "rules": ["R2", "R3", "R4", "R5"],
-        "where": r"firmware/m55/src/(bin/\.\./)?table_aes\.rs$",
-        "reason": "the table AES is reachable only as the PUBLIC stream `A` of the test and "
-                  "Seal8192 images' `Bfv<P, TableAesCtr128, _>` instances (it expands the public "
-                  "seed of `a`; the `software` variant's public stream beside the ChaCha20 "
-                  "secret stream); the "
+        "where": r"firmware/m55/src/table_aes\.rs$",
+        "reason": "the table AES is reachable only as the PUBLIC stream `A` of the test "
+                  "image's `Bfv<P, TableAesCtr128, _>` instances (it expands the public "
+                  "seed of `a`: the `table_public` variant); the "
                   "type system refuses it as the secret stream (`SecretKeystream`, compile_fail "
                   "doc test), so its secret-indexed table loads index public data.",
     },

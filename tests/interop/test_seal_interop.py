@@ -35,12 +35,14 @@ from conftest import (
 )
 
 MODES = ["seeded", "symmetric", "public"]
+# Every device form the adapter expands: MODES and the ChaCha20 public stream.
+DEVICE_MODES = MODES + ["seeded-chacha20"]
 
 
 # ----- (a) ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", DEVICE_MODES)
 def test_a_device_ciphertexts_adapt_and_decrypt_in_seal(keys, mode):
     values = keys.random_values(("a", keys.preset, mode))
     ct_bin = keys.encrypt_here(values, mode, f"a_{mode}")
@@ -54,6 +56,16 @@ def test_a_device_ciphertexts_adapt_and_decrypt_in_seal(keys, mode):
     raw = ct_seal.read_bytes()
     assert raw[:6] == bytes([0x5E, 0xA1, 0x10, 4, 1, 0])
     assert len(raw) == keys.expected["adapted"] == full_len(keys.seal_primes, keys.n)
+
+
+def test_a_chacha20_seeded_form_names_its_generator(keys):
+    # The same seeded layout as the AES one, with prng_type 0xA2 (SEAL refuses both types
+    # itself; `zeppelin adapt` expands them, as test_a checks through SEAL's decryptor).
+    values = keys.random_values(("a", keys.preset, "chacha20-type"))
+    raw = keys.encrypt_here(values, "seeded-chacha20", "a_chacha_type").read_bytes()
+    aes = keys.encrypt_here(values, "seeded", "a_aes_type").read_bytes()
+    assert len(raw) == len(aes) == keys.expected["seeded"]
+    assert raw[-81 + 16] == 0xA2 and aes[-81 + 16] == 0xA1
 
 
 def test_a_short_value_files_fill_missing_slots_with_zero(keys):

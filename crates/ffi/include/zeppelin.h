@@ -37,7 +37,7 @@
 #define ZEPPELIN_SEAL4096_CIPHERTEXT_SIZE (16 + ((8 * 3) * 4096))
 
 // Storage bytes of a `ZeppelinSeededCiphertext`, preset Seal4096.
-#define ZEPPELIN_SEAL4096_SEEDED_CIPHERTEXT_SIZE (48 + ((4 * 3) * 4096))
+#define ZEPPELIN_SEAL4096_SEEDED_CIPHERTEXT_SIZE (56 + ((4 * 3) * 4096))
 
 // Storage bytes of a `ZeppelinSecretKey`, preset Zeppelin4096.
 #define ZEPPELIN_ZEPPELIN4096_SECRET_KEY_SIZE ((16 + 4096) + ((4 * 4) * 4096))
@@ -49,7 +49,7 @@
 #define ZEPPELIN_ZEPPELIN4096_CIPHERTEXT_SIZE (16 + ((8 * 4) * 4096))
 
 // Storage bytes of a `ZeppelinSeededCiphertext`, preset Zeppelin4096.
-#define ZEPPELIN_ZEPPELIN4096_SEEDED_CIPHERTEXT_SIZE (48 + ((4 * 4) * 4096))
+#define ZEPPELIN_ZEPPELIN4096_SEEDED_CIPHERTEXT_SIZE (56 + ((4 * 4) * 4096))
 
 // Storage bytes of a `ZeppelinPlaintext` (both presets: n = 4096).
 #define ZEPPELIN_PLAINTEXT_SIZE (8 + (4 * 4096))
@@ -172,6 +172,9 @@ enum ZeppelinStatus
   ZEPPELIN_STATUS_INTERNAL = 26,
   // A public key read from bytes carries no public seed (only keygen records it).
   ZEPPELIN_STATUS_NO_PUBLIC_SEED = 27,
+  // A seeded ciphertext's public generator (`prng_type`) is unknown, or not the one the
+  // call expands with.
+  ZEPPELIN_STATUS_PUBLIC_GENERATOR = 28,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -459,7 +462,9 @@ ZeppelinStatus zeppelin_decrypt(const struct ZeppelinSecretKey *sk,
                                 struct ZeppelinPlaintext *plain,
                                 struct ZeppelinWorkspace *ws);
 
-// Decrypts a seeded ciphertext into `plain` (its `â` re-sampled from the seed).
+// Decrypts a seeded ciphertext into `plain` (its `â` re-sampled from the seed with the
+// generator the ciphertext records: AES-128-CTR through the registered board stream or the
+// software AES, ChaCha20 in software).
 //
 // # Safety
 // Handles from their init functions.
@@ -468,7 +473,8 @@ ZeppelinStatus zeppelin_decrypt_seeded(const struct ZeppelinSecretKey *sk,
                                        struct ZeppelinPlaintext *plain,
                                        struct ZeppelinWorkspace *ws);
 
-// Expands a seeded ciphertext into the full ciphertext `(c0, INTT(â))` (`expand_ct1`).
+// Expands a seeded ciphertext into the full ciphertext `(c0, INTT(â))` (`expand_ct1`, with
+// the generator the ciphertext records, as `zeppelin_decrypt_seeded`).
 //
 // # Safety
 // Handles from their init functions.
@@ -599,8 +605,8 @@ ZeppelinStatus zeppelin_ciphertext_read(struct ZeppelinCiphertext *ct,
                                         const uint8_t *bytes,
                                         size_t len);
 
-// Writes a seeded ciphertext's raw form (`c0` as `L·n` little-endian `u32`s, then the
-// 32-byte seed).
+// Writes a seeded ciphertext's raw form (`c0` as `L·n` little-endian `u32`s, the public
+// generator's `prng_type` byte (0xA1 AES-128-CTR, 0xA2 ChaCha20), then the 32-byte seed).
 //
 // # Safety
 // As `zeppelin_secret_key_write`.

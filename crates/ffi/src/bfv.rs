@@ -9,8 +9,8 @@ use core::ffi::c_void;
 use zeppelin::encoder::{self, FixedPoint};
 use zeppelin::params::Params;
 use zeppelin::{
-    wire, Ciphertext, EncryptionSeeds, Plaintext, PublicKey, PublicSeed, SecretKey, SecretSeed,
-    SeededCiphertext, Workspace,
+    wire, Ciphertext, EncryptionSeeds, Plaintext, PublicGenerator, PublicKey, PublicSeed,
+    SecretKey, SecretSeed, SeededCiphertext, Workspace,
 };
 use zeroize::Zeroize;
 
@@ -31,7 +31,7 @@ pub const ZEPPELIN_SEAL4096_PUBLIC_KEY_SIZE: usize = 48 + 8 * 3 * 4096;
 /// Storage bytes of a `ZeppelinCiphertext`, preset Seal4096.
 pub const ZEPPELIN_SEAL4096_CIPHERTEXT_SIZE: usize = 16 + 8 * 3 * 4096;
 /// Storage bytes of a `ZeppelinSeededCiphertext`, preset Seal4096.
-pub const ZEPPELIN_SEAL4096_SEEDED_CIPHERTEXT_SIZE: usize = 48 + 4 * 3 * 4096;
+pub const ZEPPELIN_SEAL4096_SEEDED_CIPHERTEXT_SIZE: usize = 56 + 4 * 3 * 4096;
 /// Storage bytes of a `ZeppelinSecretKey`, preset Zeppelin4096.
 pub const ZEPPELIN_ZEPPELIN4096_SECRET_KEY_SIZE: usize = 16 + 4096 + 4 * 4 * 4096;
 /// Storage bytes of a `ZeppelinPublicKey`, preset Zeppelin4096.
@@ -39,7 +39,7 @@ pub const ZEPPELIN_ZEPPELIN4096_PUBLIC_KEY_SIZE: usize = 48 + 8 * 4 * 4096;
 /// Storage bytes of a `ZeppelinCiphertext`, preset Zeppelin4096.
 pub const ZEPPELIN_ZEPPELIN4096_CIPHERTEXT_SIZE: usize = 16 + 8 * 4 * 4096;
 /// Storage bytes of a `ZeppelinSeededCiphertext`, preset Zeppelin4096.
-pub const ZEPPELIN_ZEPPELIN4096_SEEDED_CIPHERTEXT_SIZE: usize = 48 + 4 * 4 * 4096;
+pub const ZEPPELIN_ZEPPELIN4096_SEEDED_CIPHERTEXT_SIZE: usize = 56 + 4 * 4 * 4096;
 /// Storage bytes of a `ZeppelinPlaintext` (both presets: n = 4096).
 pub const ZEPPELIN_PLAINTEXT_SIZE: usize = 8 + 4 * 4096;
 /// Storage bytes of a `ZeppelinWorkspace` (both presets: n = 4096).
@@ -705,7 +705,9 @@ pub unsafe extern "C" fn zeppelin_decrypt(
     })
 }
 
-/// Decrypts a seeded ciphertext into `plain` (its `â` re-sampled from the seed).
+/// Decrypts a seeded ciphertext into `plain` (its `â` re-sampled from the seed with the
+/// generator the ciphertext records: AES-128-CTR through the registered board stream or the
+/// software AES, ChaCha20 in software).
 ///
 /// # Safety
 /// Handles from their init functions.
@@ -720,13 +722,21 @@ pub unsafe extern "C" fn zeppelin_decrypt_seeded(
         let p = symmetric_preset(sk, plain, ct.cast(), Kind::SeededCiphertext, ws)?;
         with_preset!(p, P => {
             let plain = get_mut::<Plaintext<P>, _>(plain);
-            with_public_stream!(P, B => B::decrypt_seeded(get(sk), get(ct), plain, get_mut::<Workspace<P>, _>(ws)),
-                wipe object::wipe_in_place(plain))
+            let ct = get::<SeededCiphertext<P>, _>(ct);
+            if ct.generator() == PublicGenerator::AesCtr128 {
+                // The registered board stream (AES-128-CTR), or the software AES.
+                with_public_stream!(P, B => B::decrypt_seeded(get(sk), ct, plain, get_mut::<Workspace<P>, _>(ws)),
+                    wipe object::wipe_in_place(plain))
+            } else {
+                zeppelin::decrypt_seeded(get(sk), ct, plain, get_mut::<Workspace<P>, _>(ws))
+                    .map_err(ZeppelinStatus::from)
+            }
         })
     })
 }
 
-/// Expands a seeded ciphertext into the full ciphertext `(c0, INTT(â))` (`expand_ct1`).
+/// Expands a seeded ciphertext into the full ciphertext `(c0, INTT(â))` (`expand_ct1`, with
+/// the generator the ciphertext records, as `zeppelin_decrypt_seeded`).
 ///
 /// # Safety
 /// Handles from their init functions.
@@ -742,7 +752,12 @@ pub unsafe extern "C" fn zeppelin_expand_seeded(
         ])?;
         with_preset!(p, P => {
             let out = get_mut::<Ciphertext<P>, _>(out);
-            with_public_stream!(P, B => B::expand_ct1(get(ct), out), wipe object::wipe_in_place(out))
+            let ct = get::<SeededCiphertext<P>, _>(ct);
+            if ct.generator() == PublicGenerator::AesCtr128 {
+                with_public_stream!(P, B => B::expand_ct1(ct, out), wipe object::wipe_in_place(out))
+            } else {
+                zeppelin::expand_seeded(ct, out).map_err(ZeppelinStatus::from)
+            }
         })
     })
 }
@@ -1035,8 +1050,8 @@ pub unsafe extern "C" fn zeppelin_ciphertext_read(
     })
 }
 
-/// Writes a seeded ciphertext's raw form (`c0` as `L·n` little-endian `u32`s, then the
-/// 32-byte seed).
+/// Writes a seeded ciphertext's raw form (`c0` as `L·n` little-endian `u32`s, the public
+/// generator's `prng_type` byte (0xA1 AES-128-CTR, 0xA2 ChaCha20), then the 32-byte seed).
 ///
 /// # Safety
 /// As `zeppelin_secret_key_write`.

@@ -9,7 +9,7 @@
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use zeppelin::Keystream;
+use zeppelin::{Keystream, PublicGenerator, PublicKeystream};
 
 use crate::status::{Result, ZeppelinStatus};
 
@@ -87,6 +87,12 @@ pub(crate) struct CallbackKeystream {
 
 fn fail() {
     FAILED.store(true, Ordering::Release);
+}
+
+// The registration contract: the callbacks produce the AES-128-CTR stream of the built-in
+// software AES, so receivers expand what they seed with that generator.
+impl PublicKeystream for CallbackKeystream {
+    const GENERATOR: PublicGenerator = PublicGenerator::AesCtr128;
 }
 
 impl Keystream for CallbackKeystream {

@@ -63,10 +63,13 @@ pub enum ZeppelinStatus {
     Internal = 26,
     /// A public key read from bytes carries no public seed (only keygen records it).
     NoPublicSeed = 27,
+    /// A seeded ciphertext's public generator (`prng_type`) is unknown, or not the one the
+    /// call expands with.
+    PublicGenerator = 28,
 }
 
 /// Every status, in code order (for `zeppelin_strerror` and the tests).
-pub(crate) const ALL_STATUSES: [ZeppelinStatus; 28] = [
+pub(crate) const ALL_STATUSES: [ZeppelinStatus; 29] = [
     ZeppelinStatus::Ok,
     ZeppelinStatus::NullPointer,
     ZeppelinStatus::Misaligned,
@@ -95,6 +98,7 @@ pub(crate) const ALL_STATUSES: [ZeppelinStatus; 28] = [
     ZeppelinStatus::KeyPairMismatch,
     ZeppelinStatus::Internal,
     ZeppelinStatus::NoPublicSeed,
+    ZeppelinStatus::PublicGenerator,
 ];
 
 impl ZeppelinStatus {
@@ -129,6 +133,9 @@ impl ZeppelinStatus {
             Self::KeyPairMismatch => c"the public key does not belong to the secret key",
             Self::Internal => c"internal primitive refused its input",
             Self::NoPublicSeed => c"the public key was read from bytes: its public seed is unknown",
+            Self::PublicGenerator => {
+                c"the seeded ciphertext's public generator is unknown or not the one this call expands with"
+            }
         }
     }
 }
@@ -179,6 +186,7 @@ impl From<zeppelin::Error> for ZeppelinStatus {
             E::FixedPointOutOfRange { .. } => Self::FixedPointRange,
             E::FixedPointScale { .. } => Self::FixedPointScale,
             E::BufferTooSmall { .. } => Self::BufferTooSmall,
+            E::UnknownGenerator { .. } | E::GeneratorMismatch { .. } => Self::PublicGenerator,
             E::Ring(_) => Self::Internal,
         }
     }

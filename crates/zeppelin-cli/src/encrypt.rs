@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use rand_core::{OsRng, RngCore};
 use zeppelin::{
-    encoder, Bfv, Ciphertext, EncryptionSeeds, Plaintext, SecretSeed, SeededCiphertext, Workspace,
+    encoder, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Plaintext, SecretSeed, SeededCiphertext,
+    Workspace,
 };
 use zeppelin_seal::convert::reseed;
 use zeppelin_seal::device::{self, SealPreset};
@@ -24,6 +25,9 @@ use crate::slots::parse_values;
 pub enum Mode {
     /// Seeded symmetric: c0 and the 32-byte AES-CTR seed of c1 (about half the size).
     Seeded,
+    /// Seeded symmetric with the ChaCha20 public stream (prng_type 0xA2; both streams
+    /// ChaCha20, as the Cortex-M55's fastest software client); `adapt` expands it as well.
+    SeededChacha20,
     /// Classic symmetric: c0 and c1.
     Symmetric,
     /// Public key (DIR/public.seal for seal4096, the device's own DIR/device.pk otherwise).
@@ -95,6 +99,16 @@ pub fn encrypt_bytes<P: SealPreset>(
             let seeds = EncryptionSeeds::generate(&mut OsRng);
             Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, level, &mut ct, &mut ws)
                 .map_err(CliError::device(Operation::SeededEncryption))?;
+            device::to_wire_seeded(&ct).map_err(wire)
+        }
+        Mode::SeededChacha20 => {
+            let sk = keys.device_secret_key::<P>(&ctx)?;
+            let mut ct = Box::new(SeededCiphertext::<P>::zeroed());
+            let seeds = EncryptionSeeds::generate(&mut OsRng);
+            Bfv::<P, ChaCha20, ChaCha20>::encrypt_seeded_with(
+                &sk, &plain, &seeds, level, &mut ct, &mut ws,
+            )
+            .map_err(CliError::device(Operation::SeededEncryption))?;
             device::to_wire_seeded(&ct).map_err(wire)
         }
         Mode::Symmetric => {

@@ -42,7 +42,8 @@ use std::marker::PhantomData;
 
 use rand_core::{CryptoRng, RngCore};
 use subtle::ConstantTimeEq;
-use zeppelin::wire::{self as device_wire, AES_CTR_PRNG_TYPE};
+use zeppelin::wire::{self as device_wire};
+use zeppelin::PublicGenerator;
 use zeppelin::{
     Bfv, Ciphertext as DeviceCiphertext, NttRows, Params, Plaintext, PublicKey as DevicePublicKey,
     Seal4096, Seal8192, SecretKey as DeviceSecretKey, SeededCiphertext, Workspace, Zeppelin4096,
@@ -466,7 +467,7 @@ impl<P: SealPreset> AnyCiphertext<P> {
     pub fn to_device(&self, ctx: &DeviceContext<P>, out: &mut DeviceCiphertext<P>) -> Result<()> {
         match self {
             Self::DeviceSeeded(ct) => {
-                Bfv::<P>::expand_ct1(ct, out).map_err(device_err("expanding the seed"))
+                zeppelin::expand_seeded(ct, out).map_err(device_err("expanding the seed"))
             }
             Self::DeviceFull(ct) => {
                 let (c0, c1) = out
@@ -504,7 +505,7 @@ impl<P: SealPreset> AnyCiphertext<P> {
         ws: &mut Workspace<P>,
     ) -> Result<()> {
         let decrypted = match self {
-            Self::DeviceSeeded(ct) => Bfv::<P>::decrypt_seeded(sk, ct, plain, ws),
+            Self::DeviceSeeded(ct) => zeppelin::decrypt_seeded(sk, ct, plain, ws),
             Self::DeviceFull(ct) => Bfv::<P>::decrypt(sk, ct, plain, ws),
             Self::Seal(ct) => {
                 let mut full = Box::new(DeviceCiphertext::<P>::zeroed());
@@ -537,7 +538,7 @@ fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
 
 /// Recognises the form by its header: compressed objects are SEAL's; uncompressed ones are
 /// the device's when their parms_id is a device level, their size 2 and, for the seeded
-/// layout (`c0` only), their generator Zeppelin's AES-CTR `prng_type`.
+/// layout (`c0` only), their generator one of Zeppelin's `prng_type`s (AES-128-CTR, ChaCha20).
 fn recognise<P: SealPreset>(ctx: &DeviceContext<P>, bytes: &[u8]) -> Result<Form> {
     let raw: &[u8; HEADER_SIZE] = bytes
         .get(..HEADER_SIZE)
@@ -577,7 +578,7 @@ fn recognise<P: SealPreset>(ctx: &DeviceContext<P>, bytes: &[u8]) -> Result<Form
         .and_then(|r| r.checked_mul(8))
         .and_then(|b| b.checked_add(DATA_AT + HEADER_SIZE));
     match prng_type_at.and_then(|at| bytes.get(at)) {
-        Some(&t) if t != AES_CTR_PRNG_TYPE => Ok(Form::Seal),
+        Some(&t) if PublicGenerator::from_prng_type(t).is_none() => Ok(Form::Seal),
         _ => Ok(Form::DeviceSeeded),
     }
 }

@@ -8,11 +8,12 @@
 
 use zeppelin::wire::{
     full_len, parms_id, read_full, read_seeded, seeded_len, write_full, write_seeded, WireError,
-    AES_CTR_PRNG_TYPE,
+    AES_CTR_PRNG_TYPE, CHACHA20_PRNG_TYPE,
 };
 use zeppelin::{
-    encoder, Bfv, Ciphertext, CoeffRows, EncryptionSeeds, Params, Plaintext, PublicSeed, Seal4096,
-    Seal8192, SecretKey, SecretSeed, SeededCiphertext, Workspace, Zeppelin4096,
+    encoder, Bfv, ChaCha20, Ciphertext, CoeffRows, EncryptionSeeds, Params, Plaintext,
+    PublicGenerator, PublicSeed, Seal4096, Seal8192, SecretKey, SecretSeed, SeededCiphertext,
+    Workspace, Zeppelin4096,
 };
 use zeppelin_seal::convert::reseed;
 use zeppelin_seal::device::{self, AnyCiphertext, DeviceContext, SealPreset};
@@ -139,6 +140,89 @@ fn seeded_form_is_seals_seeded_layout_with_the_aes_type() {
         write_seeded(&seeded, &mut small),
         Err(WireError::BufferTooSmall { .. })
     ));
+}
+
+/// A device with the ChaCha20 public stream: its seeded wire form names ChaCha20
+/// (`prng_type` 0xA2), and `read_any`, `to_device`/`to_seal` and `decrypt` follow it; the
+/// AES-CTR client refuses the ciphertext instead of expanding another mask.
+#[test]
+fn chacha20_public_stream_is_recognised_expanded_and_decrypted() {
+    fn check<P: SealPreset>() {
+        let ctx = DeviceContext::<P>::new().unwrap();
+        let sk = secret_key::<P>();
+        let mut plain = Box::new(Plaintext::<P>::zeroed());
+        encoder::encode(&slots()[..], &mut plain).unwrap();
+        let seeds = EncryptionSeeds {
+            a: PublicSeed([2; 32]),
+            e: SecretSeed::from_bytes([3; 32]),
+        };
+        let mut ws = Box::new(Workspace::new());
+        let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
+        Bfv::<P, ChaCha20, ChaCha20>::encrypt_seeded_with(
+            &sk,
+            &plain,
+            &seeds,
+            P::K,
+            &mut seeded,
+            &mut ws,
+        )
+        .unwrap();
+        assert_eq!(seeded.generator(), PublicGenerator::ChaCha20);
+        let wire = device::to_wire_seeded(&seeded).unwrap();
+        assert_eq!(wire[wire.len() - 81 + 16], CHACHA20_PRNG_TYPE);
+        let any = device::read_any(&ctx, &wire).unwrap();
+        let AnyCiphertext::DeviceSeeded(back) = &any else {
+            panic!("{}: not recognised as the device's seeded form", P::NAME)
+        };
+        assert_eq!(back.generator(), PublicGenerator::ChaCha20);
+        assert_eq!(*decrypt_any(&ctx, &any), *slots(), "{}", P::NAME);
+        // Expanded with ChaCha20: equal to the device's own expansion, and not to AES's.
+        let mut full = Box::new(Ciphertext::<P>::zeroed());
+        any.to_device(&ctx, &mut full).unwrap();
+        let mut own = Box::new(Ciphertext::<P>::zeroed());
+        Bfv::<P, ChaCha20>::expand_ct1(&seeded, &mut own).unwrap();
+        assert_eq!(full.c1(), own.c1());
+        let mut aes = Box::new(SeededCiphertext::<P>::zeroed());
+        Bfv::<P>::encrypt_seeded_with(&sk, &plain, &seeds, P::K, &mut aes, &mut ws).unwrap();
+        let mut aes_full = Box::new(Ciphertext::<P>::zeroed());
+        Bfv::<P>::expand_ct1(&aes, &mut aes_full).unwrap();
+        assert_ne!(aes_full.c1(), own.c1());
+        // The AES-CTR client refuses it, with both generators named.
+        assert_eq!(
+            Bfv::<P>::decrypt_seeded(&sk, &seeded, &mut plain, &mut ws).unwrap_err(),
+            zeppelin::Error::GeneratorMismatch {
+                ciphertext: PublicGenerator::ChaCha20,
+                expander: PublicGenerator::AesCtr128,
+            }
+        );
+        assert!(Bfv::<P>::expand_ct1(&seeded, &mut full).is_err());
+        // The raw form keeps the generator; an unknown prng_type is refused there and on the
+        // wire (where read_any leaves it to SEAL's reader).
+        let mut raw = vec![0u8; SeededCiphertext::<P>::bytes_at(P::K)];
+        seeded.write_bytes(&mut raw).unwrap();
+        let mut again = Box::new(SeededCiphertext::<P>::zeroed());
+        again.read_bytes(P::K, &raw).unwrap();
+        assert_eq!(again.generator(), PublicGenerator::ChaCha20);
+        let at = raw.len() - 33;
+        raw[at] = 0x77;
+        assert_eq!(
+            again.read_bytes(P::K, &raw).unwrap_err(),
+            zeppelin::Error::UnknownGenerator { prng_type: 0x77 }
+        );
+        let mut bad = wire.clone();
+        let at = bad.len() - 81 + 16;
+        bad[at] = 0x77;
+        assert!(matches!(
+            read_seeded(&bad, &mut again),
+            Err(WireError::BadField {
+                field: "prng_type",
+                value: 0x77
+            })
+        ));
+    }
+    // n = 4096 (the helpers decode 4096 slots); seal8192 goes through the interop suite.
+    check::<Seal4096>();
+    check::<Zeppelin4096>();
 }
 
 #[test]

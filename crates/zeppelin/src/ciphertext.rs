@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::keys::{check_bytes, check_rows, read_words, write_words};
 use crate::params::{Params, RnsStorage};
-use crate::prng::{PublicSeed, SEED_BYTES};
+use crate::prng::{PublicGenerator, PublicSeed, SEED_BYTES};
 use crate::rows::CoeffRows;
 
 /// Checks that `level` is in `1..=K`.
@@ -123,12 +123,14 @@ impl<P: Params> Ciphertext<P> {
     }
 }
 
-/// A seeded symmetric ciphertext: `c0` and the public seed from which `c1` is rebuilt
-/// ([`crate::Bfv::expand_ct1`]). Half the size of a full ciphertext.
+/// A seeded symmetric ciphertext: `c0`, and the public seed and generator from which `c1`
+/// is rebuilt ([`crate::Bfv::expand_ct1`], [`crate::expand_seeded`]). Half the size of a full
+/// ciphertext.
 #[derive(Clone)]
 pub struct SeededCiphertext<P: Params> {
     level: usize,
     c0: P::Rns,
+    generator: PublicGenerator,
     seed: PublicSeed,
 }
 
@@ -142,6 +144,7 @@ impl<P: Params> SeededCiphertext<P> {
         Self {
             level: 0,
             c0: P::Rns::ZERO,
+            generator: PublicGenerator::AesCtr128,
             seed: PublicSeed([0; SEED_BYTES]),
         }
     }
@@ -161,21 +164,33 @@ impl<P: Params> SeededCiphertext<P> {
         &self.seed
     }
 
-    /// Sets the level and seed and returns `c0` for filling in place.
-    pub fn c0_mut(&mut self, level: usize, seed: PublicSeed) -> Result<&mut [u32], Error> {
+    /// The generator that expands [`Self::seed`] into `â`.
+    pub fn generator(&self) -> PublicGenerator {
+        self.generator
+    }
+
+    /// Sets the level, generator and seed and returns `c0` for filling in place.
+    pub fn c0_mut(
+        &mut self,
+        level: usize,
+        generator: PublicGenerator,
+        seed: PublicSeed,
+    ) -> Result<&mut [u32], Error> {
         check_level::<P>(level)?;
         self.level = level;
+        self.generator = generator;
         self.seed = seed;
         Ok(&mut self.c0.as_mut()[..level * P::N])
     }
 
-    /// Bytes of the wire form at `level`: `L·n·4 + 32`.
+    /// Bytes of the raw form at `level`: `L·n·4 + 1 + 32`.
     pub const fn bytes_at(level: usize) -> usize {
-        level * P::N * 4 + SEED_BYTES
+        level * P::N * 4 + 1 + SEED_BYTES
     }
 
-    /// Writes `c0 ‖ seed` (`L·n` little-endian `u32`, then the 32 seed bytes). An empty
-    /// ciphertext ([`Self::zeroed`], never filled) is refused.
+    /// Writes `c0 ‖ prng_type ‖ seed` (`L·n` little-endian `u32`, the generator's
+    /// [`PublicGenerator::prng_type`] byte, then the 32 seed bytes). An empty ciphertext
+    /// ([`Self::zeroed`], never filled) is refused.
     pub fn write_bytes(&self, out: &mut [u8]) -> Result<usize, Error> {
         check_level::<P>(self.level)?;
         let len = Self::bytes_at(self.level);
@@ -183,9 +198,10 @@ impl<P: Params> SeededCiphertext<P> {
         let out = out
             .get_mut(..len)
             .ok_or(Error::BufferTooSmall { needed: len, found })?;
-        let (a, b) = out.split_at_mut(len - SEED_BYTES);
+        let (a, b) = out.split_at_mut(len - 1 - SEED_BYTES);
         write_words(&self.c0(), a);
-        b.copy_from_slice(&self.seed.0);
+        b[0] = self.generator.prng_type();
+        b[1..].copy_from_slice(&self.seed.0);
         Ok(len)
     }
 
@@ -199,11 +215,13 @@ impl<P: Params> SeededCiphertext<P> {
                 found: bytes.len(),
             });
         }
-        let (a, b) = bytes.split_at(bytes.len() - SEED_BYTES);
+        let (a, b) = bytes.split_at(bytes.len() - 1 - SEED_BYTES);
         check_bytes::<P>(level, a, 0)?;
+        let generator = PublicGenerator::from_prng_type(b[0])
+            .ok_or(Error::UnknownGenerator { prng_type: b[0] })?;
         let mut seed = [0u8; SEED_BYTES];
-        seed.copy_from_slice(b);
-        let c0 = self.c0_mut(level, PublicSeed(seed))?;
+        seed.copy_from_slice(&b[1..]);
+        let c0 = self.c0_mut(level, generator, PublicSeed(seed))?;
         read_words(a, c0);
         Ok(())
     }

@@ -51,6 +51,15 @@ pub enum Error {
     FixedPointScale { frac_bits: u32 },
     /// An output buffer is too small.
     BufferTooSmall { needed: usize, found: usize },
+    /// A seeded ciphertext's `prng_type` byte names no public generator.
+    UnknownGenerator { prng_type: u8 },
+    /// A seeded ciphertext was made with another public generator than the one this `Bfv`
+    /// expands with (`Bfv<P, A, E>` expands with `A`; [`crate::expand_seeded`] and
+    /// [`crate::decrypt_seeded`] follow the ciphertext's generator).
+    GeneratorMismatch {
+        ciphertext: crate::prng::PublicGenerator,
+        expander: crate::prng::PublicGenerator,
+    },
     /// The arithmetic core refused an input (cannot happen with the built-in presets).
     Ring(zeppelin_ring::RingError),
 }
@@ -96,6 +105,18 @@ impl fmt::Display for Error {
             Self::BufferTooSmall { needed, found } => {
                 write!(f, "output buffer holds {found} bytes, {needed} needed")
             }
+            Self::UnknownGenerator { prng_type } => {
+                write!(f, "prng_type {prng_type:#04x} names no public generator (0xA1 = AES-128-CTR, 0xA2 = ChaCha20)")
+            }
+            Self::GeneratorMismatch {
+                ciphertext,
+                expander,
+            } => write!(
+                f,
+                "the seeded ciphertext's public stream is {}, this expander's is {}",
+                ciphertext.name(),
+                expander.name()
+            ),
             Self::Ring(e) => write!(f, "arithmetic core: {e}"),
         }
     }

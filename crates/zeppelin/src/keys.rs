@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::params::{Params, RnsStorage, SmallStorage};
-use crate::prng::PublicSeed;
+use crate::prng::{PublicGenerator, PublicSeed};
 use crate::rows::NttRows;
 use crate::sampler::lift_small;
 use zeppelin_ring::{default_backend, NttBackend};
@@ -182,7 +182,12 @@ impl<P: Params> Drop for SecretKey<P> {
 pub struct PublicKey<P: Params> {
     p0: P::Rns,
     p1: P::Rns,
+    /// The seed `p̂1` was expanded from, when generated here.
     seed: Option<PublicSeed>,
+    /// The generator that expanded `seed` (meaningful only with a seed). A separate field,
+    /// not inside the `Option`: its niche would make `None` non-zero and move every
+    /// `static` key from `.bss` to flash.
+    generator: PublicGenerator,
     set: bool,
 }
 
@@ -206,6 +211,7 @@ impl<P: Params> PublicKey<P> {
             p0: P::Rns::ZERO,
             p1: P::Rns::ZERO,
             seed: None,
+            generator: PublicGenerator::AesCtr128,
             set: false,
         }
     }
@@ -239,13 +245,19 @@ impl<P: Params> PublicKey<P> {
         self.seed.as_ref()
     }
 
+    /// The generator that expanded [`Self::seed`], if the key was generated here.
+    pub fn seed_generator(&self) -> Option<PublicGenerator> {
+        self.seed.map(|_| self.generator)
+    }
+
     pub(crate) fn parts_mut(&mut self) -> (&mut [u32], &mut [u32]) {
         (self.p0.as_mut(), self.p1.as_mut())
     }
 
-    /// Marks a freshly generated key set, with the public seed of `p̂1`.
-    pub(crate) fn mark_generated(&mut self, seed: PublicSeed) {
+    /// Marks a freshly generated key set, with the generator and public seed of `p̂1`.
+    pub(crate) fn mark_generated(&mut self, generator: PublicGenerator, seed: PublicSeed) {
         self.seed = Some(seed);
+        self.generator = generator;
         self.set = true;
     }
 

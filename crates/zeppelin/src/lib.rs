@@ -7,8 +7,9 @@
 //! - [`params`]: the compile-time presets [`Seal4096`] (default, SEAL-compatible),
 //!   [`Zeppelin4096`] (the paper's four primes) and [`Seal8192`] (`n = 8192`, seven primes,
 //!   for deeper circuits), each generated from its `n`, `t` and primes.
-//! - [`prng`]: AES-128-CTR and ChaCha20 (secret stream) keystreams behind [`Keystream`], with the structurally separate
-//!   public ([`PublicPrng`], `prng_a`) and secret ([`SecretPrng`], `prng_e`) states.
+//! - [`prng`]: AES-128-CTR and ChaCha20 keystreams behind [`Keystream`], with the
+//!   structurally separate public ([`PublicPrng`], `prng_a`) and secret ([`SecretPrng`],
+//!   `prng_e`) states; seeded ciphertexts record their [`PublicGenerator`].
 //! - [`sampler`]: uniform by rejection, ternary, discrete Gaussian (constant-time CDT).
 //! - [`encoder`]: SEAL-ordered batch encoding of slots into a [`Plaintext`] and fixed-point
 //!   helpers.
@@ -40,11 +41,12 @@ pub mod wire;
 pub use ciphertext::{Ciphertext, SeededCiphertext};
 pub use error::Error;
 pub use keys::{PublicKey, SecretKey};
-pub use ops::{Bfv, EncryptionSeeds, Workspace};
+pub use ops::{decrypt_seeded, expand_seeded, Bfv, EncryptionSeeds, Workspace};
 pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Seal8192, Zeppelin4096};
 pub use plaintext::Plaintext;
 pub use prng::{
-    AesCtr128, ChaCha20, Keystream, PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
+    AesCtr128, ChaCha20, Keystream, PublicGenerator, PublicKeystream, PublicPrng, PublicSeed,
+    SecretKeystream, SecretPrng, SecretSeed,
 };
 pub use rows::{CoeffRows, NttRows};
 pub use wire::WireError;

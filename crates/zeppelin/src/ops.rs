@@ -14,7 +14,8 @@ use crate::keys::{check_rows, PublicKey, SecretKey};
 use crate::params::{level_constants, LevelConstants, Params, RnsStorage, SmallStorage};
 use crate::plaintext::Plaintext;
 use crate::prng::{
-    AesCtr128, Keystream, PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
+    AesCtr128, ChaCha20, PublicGenerator, PublicKeystream, PublicPrng, PublicSeed, SecretKeystream,
+    SecretPrng, SecretSeed,
 };
 use crate::rows::CoeffRows;
 use crate::sampler::{lift_small, sample_gaussian, sample_ternary, sample_uniform};
@@ -140,7 +141,10 @@ impl EncryptionSeeds {
 }
 
 /// The BFV client for preset `P`, with keystream `A` for `prng_a` and `E` for `prng_e`
-/// (both software AES-128-CTR by default). A zero-sized namespace: all state is in the
+/// (both software AES-128-CTR by default). Seeded ciphertexts record `A`'s
+/// [`PublicGenerator`]; this client's [`Self::expand_ct1`] and [`Self::decrypt_seeded`] refuse
+/// one of another generator with [`Error::GeneratorMismatch`] ([`crate::expand_seeded`] and
+/// [`crate::decrypt_seeded`] follow the ciphertext's generator). A zero-sized namespace: all state is in the
 /// caller's keys, ciphertexts and [`Workspace`].
 ///
 /// ```
@@ -168,7 +172,7 @@ impl EncryptionSeeds {
 /// assert!(Bfv::<Seal4096>::encrypt_seeded_with(&empty, &plain, &seeds, 3, &mut ct, &mut ws).is_err());
 /// # Ok::<(), zeppelin::Error>(())
 /// ```
-pub struct Bfv<P: Params, A: Keystream = AesCtr128, E: SecretKeystream = AesCtr128> {
+pub struct Bfv<P: Params, A: PublicKeystream = AesCtr128, E: SecretKeystream = AesCtr128> {
     _marker: PhantomData<(P, A, E)>,
 }
 
@@ -203,7 +207,7 @@ fn small_mod(q: u32, s: i8) -> u32 {
     v.wrapping_add(q & ct::mask_from_msb(v))
 }
 
-impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
+impl<P: Params, A: PublicKeystream, E: SecretKeystream> Bfv<P, A, E> {
     // ----- key generation -------------------------------------------------------------
 
     /// Generates the secret key from an explicit secret seed: `s` ternary from `prng_e`
@@ -264,7 +268,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
                 *o = q.neg(x);
             }
         }
-        pk.mark_generated(*seed_a);
+        pk.mark_generated(A::GENERATOR, *seed_a);
         // `e` was secret; `poly` ends holding `â ⊙ ŝ + NTT(e)` = −p̂0 of the last prime (public).
         ws.clear_used(Used {
             poly: false,
@@ -302,7 +306,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         sk.check_set()?;
         let lc = constants::<P>(level)?;
-        let c0 = out.c0_mut(level, seeds.a)?;
+        let c0 = out.c0_mut(level, A::GENERATOR, seeds.a)?;
         Self::symmetric_c0(sk, plain, seeds, level, lc, c0, None, ws)
     }
 
@@ -498,8 +502,10 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         Ok(())
     }
 
-    /// `expand_ct1`: the full ciphertext `(c0, INTT(â))` of a seeded one.
+    /// `expand_ct1`: the full ciphertext `(c0, INTT(â))` of a seeded one made with this
+    /// client's public generator (else [`Error::GeneratorMismatch`], `out` unchanged).
     pub fn expand_ct1(seeded: &SeededCiphertext<P>, out: &mut Ciphertext<P>) -> Result<(), Error> {
+        Self::check_generator(seeded)?;
         let (c0, c1) = out.rows_mut(seeded.level())?;
         c0.copy_from_slice(&seeded.c0());
         Self::expand_c1_rows(seeded.seed(), seeded.level(), c1)
@@ -560,9 +566,22 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
         Ok(())
     }
 
+    /// [`Error::GeneratorMismatch`] unless `seeded` was made with `A`'s generator.
+    fn check_generator(seeded: &SeededCiphertext<P>) -> Result<(), Error> {
+        if seeded.generator() == A::GENERATOR {
+            Ok(())
+        } else {
+            Err(Error::GeneratorMismatch {
+                ciphertext: seeded.generator(),
+                expander: A::GENERATOR,
+            })
+        }
+    }
+
     /// Decrypts a seeded ciphertext directly: `ĉ1 = â` is sampled from the seed in the
     /// evaluation domain, so no NTT of `c1` is needed. Equal to decrypting
-    /// [`Self::expand_ct1`]'s output.
+    /// [`Self::expand_ct1`]'s output. A ciphertext of another public generator is refused
+    /// ([`Error::GeneratorMismatch`]).
     pub fn decrypt_seeded<B: ClientKernels>(
         sk: &SecretKey<P>,
         ct: &SeededCiphertext<P>,
@@ -571,6 +590,7 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
     ) -> Result<(), Error> {
         let ntt = ws.backend;
         sk.check_set()?;
+        Self::check_generator(ct)?;
         let level = ct.level();
         let lc = constants::<P>(level)?;
         check_rows::<P>(level, &ct.c0(), 0)?;
@@ -709,6 +729,53 @@ impl<P: Params, A: Keystream, E: SecretKeystream> Bfv<P, A, E> {
             small: 0,
         });
         Ok(())
+    }
+}
+
+/// `expand_ct1` with the public generator the seeded ciphertext records (either built-in
+/// software generator: [`AesCtr128`], or [`ChaCha20`] on the portable kernel), as a server or
+/// host tool that receives ciphertexts from devices of either kind needs it.
+///
+/// ```
+/// use zeppelin::{Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Plaintext, PublicGenerator, PublicSeed,
+///                SecretKey, SecretSeed, SeededCiphertext, Seal4096, Workspace};
+/// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
+/// Bfv::<Seal4096>::generate_secret_key_with(&SecretSeed::from_bytes([1; 32]), &mut sk)?;
+/// let (plain, mut ws) = (Box::new(Plaintext::zeroed()), Box::new(Workspace::new()));
+/// let seeds = EncryptionSeeds { a: PublicSeed([2; 32]), e: SecretSeed::from_bytes([3; 32]) };
+/// // A device with the ChaCha20 public stream.
+/// type Device = Bfv<Seal4096, ChaCha20, ChaCha20>;
+/// let mut seeded = Box::new(SeededCiphertext::<Seal4096>::zeroed());
+/// Device::encrypt_seeded_with(&sk, &plain, &seeds, 3, &mut seeded, &mut ws)?;
+/// assert_eq!(seeded.generator(), PublicGenerator::ChaCha20);
+///
+/// let mut full = Box::new(Ciphertext::<Seal4096>::zeroed());
+/// zeppelin::expand_seeded(&seeded, &mut full)?;
+/// // The AES-CTR client refuses it rather than expand the wrong mask.
+/// assert!(Bfv::<Seal4096>::expand_ct1(&seeded, &mut full).is_err());
+/// # Ok::<(), zeppelin::Error>(())
+/// ```
+pub fn expand_seeded<P: Params>(
+    seeded: &SeededCiphertext<P>,
+    out: &mut Ciphertext<P>,
+) -> Result<(), Error> {
+    match seeded.generator() {
+        PublicGenerator::AesCtr128 => Bfv::<P, AesCtr128>::expand_ct1(seeded, out),
+        PublicGenerator::ChaCha20 => Bfv::<P, ChaCha20>::expand_ct1(seeded, out),
+    }
+}
+
+/// [`Bfv::decrypt_seeded`] with the public generator the seeded ciphertext records (see
+/// [`expand_seeded`]); the secret stream plays no part in decryption.
+pub fn decrypt_seeded<P: Params, B: ClientKernels>(
+    sk: &SecretKey<P>,
+    ct: &SeededCiphertext<P>,
+    plain: &mut Plaintext<P>,
+    ws: &mut Workspace<P, B>,
+) -> Result<(), Error> {
+    match ct.generator() {
+        PublicGenerator::AesCtr128 => Bfv::<P, AesCtr128>::decrypt_seeded(sk, ct, plain, ws),
+        PublicGenerator::ChaCha20 => Bfv::<P, ChaCha20>::decrypt_seeded(sk, ct, plain, ws),
     }
 }
 

@@ -10,8 +10,12 @@
 //! [`Keystream`]; [`AesCtr128`] (RustCrypto `aes` + `ctr`, constant-time software AES) is the
 //! default, and a board can plug in its AES peripheral. [`ChaCha20`] (RFC 8439, four blocks
 //! per call on the backend's kernel: Helium `asm!` on the Cortex-M55) is the fast
-//! constant-time choice for the secret stream, which never leaves the device; the public
-//! stream stays AES-128-CTR (the server expands it).
+//! constant-time choice for the secret stream, which never leaves the device, and the fast
+//! software choice for the public stream.
+//!
+//! The receiver must re-expand the public stream, so a public keystream names its generator
+//! ([`PublicKeystream::GENERATOR`], a [`PublicGenerator`]); a seeded ciphertext records it and
+//! its wire forms carry it as the `prng_type` byte.
 
 use aes::Aes128;
 use ctr::cipher::{KeyIvInit, StreamCipher};
@@ -35,6 +39,62 @@ pub trait Keystream: Sized {
     fn fill(&mut self, out: &mut [u8]);
 }
 
+/// The generator of a public stream, as a seeded ciphertext records it and its wire forms
+/// carry it (`prng_type`). Both are built in, so any receiver can expand either (see
+/// [`crate::expand_seeded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PublicGenerator {
+    /// AES-128-CTR (discriminant 0: an empty seeded ciphertext stays all-zero, in `.bss`) as [`AesCtr128`] defines it (`prng_type` 0xA1); a board's AES engine
+    /// produces the same stream.
+    AesCtr128,
+    /// ChaCha20 as [`ChaCha20`] defines it (`prng_type` 0xA2).
+    ChaCha20,
+}
+
+impl PublicGenerator {
+    /// The `prng_type` byte of the wire forms (SEAL's own generators are 1 and 2).
+    pub const fn prng_type(self) -> u8 {
+        match self {
+            Self::AesCtr128 => 0xA1,
+            Self::ChaCha20 => 0xA2,
+        }
+    }
+
+    /// The generator of a `prng_type` byte, or `None` for a byte that names none.
+    pub const fn from_prng_type(byte: u8) -> Option<Self> {
+        match byte {
+            0xA1 => Some(Self::AesCtr128),
+            0xA2 => Some(Self::ChaCha20),
+            _ => None,
+        }
+    }
+
+    /// The generator's name, for messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::AesCtr128 => "AES-128-CTR",
+            Self::ChaCha20 => "ChaCha20",
+        }
+    }
+}
+
+/// A [`Keystream`] that may feed the public stream (`prng_a`): it produces the stream of a
+/// built-in [`PublicGenerator`], so a receiver that reads the generator from the ciphertext
+/// can re-expand it. A board's AES peripheral implements it with
+/// [`PublicGenerator::AesCtr128`] (it must then produce exactly [`AesCtr128`]'s stream).
+pub trait PublicKeystream: Keystream {
+    /// The generator whose stream this keystream produces.
+    const GENERATOR: PublicGenerator;
+}
+
+impl PublicKeystream for AesCtr128 {
+    const GENERATOR: PublicGenerator = PublicGenerator::AesCtr128;
+}
+
+impl<K: ClientKernels + Default> PublicKeystream for ChaCha20<K> {
+    const GENERATOR: PublicGenerator = PublicGenerator::ChaCha20;
+}
+
 /// A [`Keystream`] that may feed secrets: its running time and memory addresses do not depend
 /// on its key (seed) or output. [`SecretPrng`], the samplers and the secret-stream parameter
 /// `E` of [`crate::Bfv`] require it, so a keystream with secret-indexed tables (such as the
@@ -48,11 +108,14 @@ pub trait Keystream: Sized {
 ///
 /// ```compile_fail,E0277
 /// use zeppelin::{Bfv, Keystream, Seal4096, SecretKey, SecretSeed};
-/// /// Stands in for the firmware's `TableAesCtr128` (a table AES: `Keystream` only).
+/// /// Stands in for the firmware's `TableAesCtr128` (a table AES: not a `SecretKeystream`).
 /// struct TableAesCtr128;
 /// impl Keystream for TableAesCtr128 {
 ///     fn from_seed(_: &[u8; 32]) -> Self { TableAesCtr128 }
 ///     fn fill(&mut self, out: &mut [u8]) { out.fill(0) }
+/// }
+/// impl zeppelin::PublicKeystream for TableAesCtr128 {
+///     const GENERATOR: zeppelin::PublicGenerator = zeppelin::PublicGenerator::AesCtr128;
 /// }
 /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 /// let seed = SecretSeed::from_bytes([7; 32]);
@@ -68,6 +131,9 @@ pub trait Keystream: Sized {
 /// impl Keystream for TableAesCtr128 {
 ///     fn from_seed(_: &[u8; 32]) -> Self { TableAesCtr128 }
 ///     fn fill(&mut self, out: &mut [u8]) { out.fill(0) }
+/// }
+/// impl zeppelin::PublicKeystream for TableAesCtr128 {
+///     const GENERATOR: zeppelin::PublicGenerator = zeppelin::PublicGenerator::AesCtr128;
 /// }
 /// let mut sk = Box::new(SecretKey::<Seal4096>::zeroed());
 /// let seed = SecretSeed::from_bytes([7; 32]);
@@ -114,9 +180,10 @@ const CHACHA_BUFFER_BYTES: usize = 256;
 /// [`ClientKernels::chacha20_blocks4`] (`Portable`: the RFC block function; `Mve`: Helium).
 /// No allocation; state and buffer zeroized on drop.
 ///
-/// Meant for the SECRET stream (`prng_e`, `Bfv<P, A, ChaCha20<K>>`): it never leaves the
-/// device, so its generator is the device's choice. The public stream and `prng_type` stay
-/// AES-128-CTR. The 32-bit block counter wraps after 2^38 bytes (256 GiB), far beyond what
+/// On the secret stream (`prng_e`, `Bfv<P, A, ChaCha20<K>>`) it is the device's own choice
+/// (that stream never leaves the device). On the public stream (`Bfv<P, ChaCha20<K>, E>`)
+/// seeded ciphertexts record [`PublicGenerator::ChaCha20`] and the receiver expands it with
+/// the same function. The 32-bit block counter wraps after 2^38 bytes (256 GiB), far beyond what
 /// one seed feeds (an encryption reads about 80 KB).
 pub struct ChaCha20<K: ClientKernels + Default = Portable> {
     /// RFC 8439 input state; word 12 is the counter of the next block to generate.
@@ -302,11 +369,11 @@ impl<S: Keystream> Buffered<S> {
 }
 
 /// `prng_a`: the public stream that yields the uniform mask from a [`PublicSeed`].
-pub struct PublicPrng<S: Keystream = AesCtr128> {
+pub struct PublicPrng<S: PublicKeystream = AesCtr128> {
     inner: Buffered<S>,
 }
 
-impl<S: Keystream> PublicPrng<S> {
+impl<S: PublicKeystream> PublicPrng<S> {
     /// Starts the public stream.
     pub fn new(seed: &PublicSeed) -> Self {
         Self {

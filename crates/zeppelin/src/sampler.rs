@@ -1,7 +1,7 @@
 //! Samplers: uniform mod `q` (public stream only), ternary and discrete Gaussian (secret
 //! stream only, constant time, fixed keystream consumption).
 
-use crate::prng::{Keystream, PublicPrng, SecretKeystream, SecretPrng};
+use crate::prng::{PublicKeystream, PublicPrng, SecretKeystream, SecretPrng};
 use zeppelin_ring::{ct, ClientKernels, Modulus};
 use zeroize::Zeroize;
 
@@ -45,7 +45,7 @@ const TERNARY_HIGH: u32 = 0xAAAA_AAAA;
 /// that fills `out` (the backend's [`ClientKernels::uniform_accept`] on the buffered words:
 /// vector compares and compression on x86-64). The number of words drawn depends only on
 /// the (public) keystream, so only the public stream is accepted.
-pub fn sample_uniform<S: Keystream, B: ClientKernels>(
+pub fn sample_uniform<S: PublicKeystream, B: ClientKernels>(
     prng: &mut PublicPrng<S>,
     q: &Modulus,
     out: &mut [u32],

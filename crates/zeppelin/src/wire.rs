@@ -16,9 +16,11 @@
 //!   byte for byte a SEAL ciphertext at the level with the first `L` primes.
 //! - **seeded**: the DynArray holds only `c0` (`count = L·n`) and is followed, as in SEAL's own
 //!   seeded form, by a `UniformRandomGeneratorInfo` (header with size 81, `prng_type` u8, 64
-//!   seed bytes) whose `prng_type` is [`AES_CTR_PRNG_TYPE`] (Zeppelin's AES-128-CTR `prng_a`,
-//!   unknown to SEAL, which refuses it cleanly) and whose seed bytes are the 32-byte public seed
-//!   followed by 32 zero bytes. `zeppelin adapt` expands it into a SEAL ciphertext.
+//!   seed bytes) whose `prng_type` names the device's public generator
+//!   ([`PublicGenerator::prng_type`]: [`AES_CTR_PRNG_TYPE`] for AES-128-CTR,
+//!   [`CHACHA20_PRNG_TYPE`] for ChaCha20; both unknown to SEAL, which refuses them cleanly) and
+//!   whose seed bytes are the 32-byte public seed followed by 32 zero bytes. `zeppelin adapt`
+//!   expands it into a SEAL ciphertext.
 //!
 //! Sizes at `n = 4096`: three primes 196,721 B full and 98,498 B seeded (50.07 %); four primes
 //! 262,257 B and 131,266 B.
@@ -26,10 +28,12 @@
 use crate::ciphertext::{Ciphertext, SeededCiphertext};
 pub use crate::error::WireError;
 use crate::params::Params;
-use crate::prng::PublicSeed;
+use crate::prng::{PublicGenerator, PublicSeed};
 
 /// `prng_type` byte of Zeppelin's AES-128-CTR public stream (SEAL uses 1 and 2).
-pub const AES_CTR_PRNG_TYPE: u8 = 0xA1;
+pub const AES_CTR_PRNG_TYPE: u8 = PublicGenerator::AesCtr128.prng_type();
+/// `prng_type` byte of Zeppelin's ChaCha20 public stream.
+pub const CHACHA20_PRNG_TYPE: u8 = PublicGenerator::ChaCha20.prng_type();
 const HEADER: usize = 16;
 const METADATA: usize = 32 + 1 + 8 + 8 + 8 + 8 + 8;
 const PRNG_INFO: usize = HEADER + 1 + 64;
@@ -126,7 +130,7 @@ pub fn write_seeded<P: Params>(
     let at = put_prefix::<P>(out, len, parms_id, level, level * P::N);
     let at = put_words(out, at, &ct.c0());
     put_header(&mut out[at..], PRNG_INFO);
-    out[at + HEADER] = AES_CTR_PRNG_TYPE;
+    out[at + HEADER] = ct.generator().prng_type();
     let seed_at = at + HEADER + 1;
     out[seed_at..seed_at + SEED].copy_from_slice(&ct.seed().0);
     out[seed_at + SEED..seed_at + 64].fill(0);
@@ -265,12 +269,11 @@ pub fn read_seeded<P: Params>(
     let level = check_prefix::<P>(bytes, true)?;
     let info = 113 + 8 * level * P::N;
     check_header(bytes, info, PRNG_INFO as u64)?;
-    if bytes[info + HEADER] != AES_CTR_PRNG_TYPE {
-        return Err(WireError::BadField {
-            field: "prng_type",
-            value: u64::from(bytes[info + HEADER]),
-        });
-    }
+    let prng_type = bytes[info + HEADER];
+    let generator = PublicGenerator::from_prng_type(prng_type).ok_or(WireError::BadField {
+        field: "prng_type",
+        value: u64::from(prng_type),
+    })?;
     let seed_at = info + HEADER + 1;
     if bytes[seed_at + SEED..seed_at + 64].iter().any(|&b| b != 0) {
         return Err(WireError::BadField {
@@ -282,7 +285,7 @@ pub fn read_seeded<P: Params>(
     let mut seed = [0u8; SEED];
     seed.copy_from_slice(&bytes[seed_at..seed_at + SEED]);
     let c0 = out
-        .c0_mut(level, PublicSeed(seed))
+        .c0_mut(level, generator, PublicSeed(seed))
         .map_err(|_| WireError::BadField {
             field: "level",
             value: level as u64,

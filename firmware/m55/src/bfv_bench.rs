@@ -3,12 +3,12 @@
 //! high-water mark per operation).
 //!
 //! Keystream variants: `software` = every keystream byte on the core with the fastest
-//! constant-time secret stream (ChaCha20, Helium kernel) and the table-AES public stream;
-//! `aes_software` = the constant-time software AES-128-CTR on both streams; `table_public` =
-//! table AES public, software AES secret; `excluded` = the recorded bytes replayed. All but
-//! `software` write the recording run's bytes (the recording's secret stream is AES); the
-//! ChaCha20 secret stream draws other secrets and errors, so its outputs are checked by
-//! round trips instead.
+//! constant-time stream, ChaCha20 (Helium kernel), on both streams (seeded ciphertexts
+//! record `prng_type` 0xA2); `aes_software` = the constant-time software AES-128-CTR on both
+//! streams; `table_public` = table AES public, software AES secret; `excluded` = the
+//! recorded bytes replayed. All but `software` write the recording run's bytes (the
+//! recording's streams are AES); the ChaCha20 streams draw other masks, secrets and errors,
+//! so its outputs are checked by round trips instead.
 
 use crate::harness::Harness;
 use crate::meter::{median_instructions, stack_bytes, RUNS};
@@ -18,7 +18,7 @@ use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
 use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
-    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream, Plaintext,
+    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, PublicKeystream, Plaintext,
     PublicKey, PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
 };
 use zeppelin_ring::mve::Mve;
@@ -72,15 +72,15 @@ pub(crate) fn seeds() -> EncryptionSeeds {
     clippy::extra_unused_type_parameters,
     reason = "every operation has the signature that variants! instantiates per keystream pair"
 )]
-fn op_encode<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_encode<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     encoder::encode(o.slots.as_ref(), &mut o.plain)
 }
 
-fn op_keygen<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_keygen<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_secret_key_with(&SecretSeed::from_bytes(SK_SEED), &mut o.sk)
 }
 
-fn op_pk_keygen<P: Params, A: Keystream, E: SecretKeystream>(
+fn op_pk_keygen<P: Params, A: PublicKeystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_public_key_with(
@@ -92,24 +92,24 @@ fn op_pk_keygen<P: Params, A: Keystream, E: SecretKeystream>(
     )
 }
 
-fn op_seeded<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_seeded<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.sct, &mut o.ws)
 }
 
-fn op_encode_seeded<P: Params, A: Keystream, E: SecretKeystream>(
+fn op_encode_seeded<P: Params, A: PublicKeystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     op_encode::<P, A, E>(o)?;
     op_seeded::<P, A, E>(o)
 }
 
-fn op_symmetric<P: Params, A: Keystream, E: SecretKeystream>(
+fn op_symmetric<P: Params, A: PublicKeystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.ct, &mut o.ws)
 }
 
-fn op_public<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_public<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_public_with(
         &o.pk,
         &o.plain,
@@ -120,14 +120,14 @@ fn op_public<P: Params, A: Keystream, E: SecretKeystream>(o: &mut Objects<P>) ->
     )
 }
 
-fn op_decrypt_decode<P: Params, A: Keystream, E: SecretKeystream>(
+fn op_decrypt_decode<P: Params, A: PublicKeystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt(&o.sk, &o.ct, &mut o.plain, &mut o.ws)?;
     encoder::decode(&o.plain, o.out.as_mut())
 }
 
-fn op_decrypt_seeded_decode<P: Params, A: Keystream, E: SecretKeystream>(
+fn op_decrypt_seeded_decode<P: Params, A: PublicKeystream, E: SecretKeystream>(
     o: &mut Objects<P>,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;
@@ -161,20 +161,20 @@ pub(crate) fn digest<P: Params>(o: &Objects<P>) -> u64 {
     fnv(h, o.out.as_ref())
 }
 
-/// The secret stream of the `software` variant: ChaCha20 on the Helium kernel.
-pub type SecretChaCha = ChaCha20<Mve>;
+/// Both streams of the `software` variant: ChaCha20 on the Helium kernel.
+pub type SoftChaCha = ChaCha20<Mve>;
 
 /// One row of the table.
 pub struct Row {
     pub name: &'static str,
-    /// Table AES public stream, ChaCha20 (Helium) secret stream.
+    /// ChaCha20 (Helium) on both streams.
     pub software: u32,
     pub software_aes: u32,
     pub table_aes_public: u32,
     pub keystream_excluded: u32,
     pub public_bytes: usize,
     pub secret_bytes: usize,
-    /// Stack high-water mark: software (ChaCha20 secret), software AES, table AES (public),
+    /// Stack high-water mark: software (ChaCha20), software AES, table AES (public),
     /// replayed keystream.
     pub stack: [usize; 4],
 }
@@ -182,14 +182,17 @@ pub struct Row {
 type Op<P> = fn(&mut Objects<P>) -> Result<(), Error>;
 
 /// Measures one operation in its four keystream variants and checks that the three with the
-/// AES secret stream write the same bytes (the ChaCha20 one must succeed, its bytes differ).
-/// `ops` = the same operation instantiated for (table AES, ChaCha20), (AES, AES), (table
-/// AES, AES), (replay, replay) and (record, record).
+/// AES streams write the same bytes (the ChaCha20 one must succeed, its bytes differ).
+/// `ops` = the same operation instantiated for (ChaCha20, ChaCha20), (AES, AES), (table
+/// AES, AES), (replay, replay) and (record, record). `inputs`, when given, runs (unmeasured)
+/// before and after the ChaCha20 variant: the decryption of a seeded ciphertext needs one made
+/// with its public generator, and the other variants the AES one back.
 fn measure<P: Params>(
     h: &mut Harness,
     o: &mut Objects<P>,
     name: &'static str,
     ops: [Op<P>; 5],
+    inputs: Option<[Op<P>; 2]>,
 ) -> Row {
     let [chacha, sw, table, replay, record] = ops;
     tape::reset();
@@ -204,18 +207,28 @@ fn measure<P: Params>(
         (n, r.is_ok() && digest(o) == reference)
     };
     let mut r = Ok(());
+    if let Some([chacha_input, _]) = inputs {
+        r = chacha_input(o);
+    }
     let software = median_instructions(|| r = r.and(chacha(o)));
+    let chacha_stack = stack_bytes(|| {
+        let _ = chacha(o);
+    });
+    if let Some([_, aes_input]) = inputs {
+        r = r.and(aes_input(o));
+    }
     let ok_chacha = r.is_ok();
     let (software_aes, ok_sw) = measure_one(sw, o);
     let (table_aes_public, ok_table) = measure_one(table, o);
     let (keystream_excluded, ok_replay) = measure_one(replay, o);
     let fault = tape::take_fault();
     ok &= ok_chacha && ok_sw && ok_table && ok_replay && !fault;
-    let stack = [chacha, sw, table, replay].map(|f| {
+    let [sw_stack, table_stack, replay_stack] = [sw, table, replay].map(|f| {
         stack_bytes(|| {
             let _ = f(o);
         })
     });
+    let stack = [chacha_stack, sw_stack, table_stack, replay_stack];
     h.check(
         name,
         ok,
@@ -238,7 +251,7 @@ fn measure<P: Params>(
 macro_rules! variants {
     ($f:ident, $p:ty) => {
         [
-            $f::<$p, TableAesCtr128, SecretChaCha> as Op<$p>,
+            $f::<$p, SoftChaCha, SoftChaCha> as Op<$p>,
             $f::<$p, AesCtr128, AesCtr128> as Op<$p>,
             $f::<$p, TableAesCtr128, AesCtr128> as Op<$p>,
             $f::<$p, Replay<0>, Replay<1>> as Op<$p>,
@@ -255,29 +268,35 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
     }
     let expected = o.slots.clone();
     let rows = [
-        measure(h, o, "encode", variants!(op_encode, P)),
-        measure(h, o, "keygen (secret key)", variants!(op_keygen, P)),
-        measure(h, o, "keygen (public key)", variants!(op_pk_keygen, P)),
-        measure(h, o, "seeded encrypt", variants!(op_seeded, P)),
+        measure(h, o, "encode", variants!(op_encode, P), None),
+        measure(h, o, "keygen (secret key)", variants!(op_keygen, P), None),
+        measure(h, o, "keygen (public key)", variants!(op_pk_keygen, P), None),
+        measure(h, o, "seeded encrypt", variants!(op_seeded, P), None),
         measure(
             h,
             o,
             "encode + seeded encrypt",
             variants!(op_encode_seeded, P),
+            None,
         ),
         measure(
             h,
             o,
             "classic symmetric encrypt",
             variants!(op_symmetric, P),
+            None,
         ),
-        measure(h, o, "public-key encrypt", variants!(op_public, P)),
-        measure(h, o, "decrypt + decode", variants!(op_decrypt_decode, P)),
+        measure(h, o, "public-key encrypt", variants!(op_public, P), None),
+        measure(h, o, "decrypt + decode", variants!(op_decrypt_decode, P), None),
         measure(
             h,
             o,
             "decrypt seeded + decode",
             variants!(op_decrypt_seeded_decode, P),
+            Some([
+                op_seeded::<P, SoftChaCha, SoftChaCha>,
+                op_seeded::<P, AesCtr128, AesCtr128>,
+            ]),
         ),
     ];
     // Round trips (not a proof of the transform: the KATs and NTT vectors are).
@@ -300,25 +319,25 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
         r.is_ok() && o.out.as_ref() == expected.as_ref(),
         format_args!("{r:?}"),
     );
-    // Round trips with the ChaCha20 secret stream from key generation on (the `software`
-    // variant): its secret key, errors and `u` differ from the AES run's, so these are its
+    // Round trips with ChaCha20 on both streams from key generation on (the `software`
+    // variant): its masks, secret key, errors and `u` differ from the AES run's, so these are its
     // correctness check. The objects are left as the AES run wrote them.
     fn chacha_round_trips<P: Params>(o: &mut Objects<P>, expected: &P::Poly) -> [bool; 3] {
         let mut ok = [false; 3];
-        let keys = op_keygen::<P, TableAesCtr128, SecretChaCha>(o)
-            .and_then(|_| op_pk_keygen::<P, TableAesCtr128, SecretChaCha>(o));
+        let keys = op_keygen::<P, SoftChaCha, SoftChaCha>(o)
+            .and_then(|_| op_pk_keygen::<P, SoftChaCha, SoftChaCha>(o));
         if keys.is_err() {
             return ok;
         }
-        let seeded = op_encode_seeded::<P, TableAesCtr128, SecretChaCha>(o)
-            .and_then(|_| op_decrypt_seeded_decode::<P, TableAesCtr128, SecretChaCha>(o));
+        let seeded = op_encode_seeded::<P, SoftChaCha, SoftChaCha>(o)
+            .and_then(|_| op_decrypt_seeded_decode::<P, SoftChaCha, SoftChaCha>(o));
         ok[0] = seeded.is_ok() && o.out.as_ref() == expected.as_ref();
-        let symmetric = op_encode::<P, TableAesCtr128, SecretChaCha>(o)
-            .and_then(|_| op_symmetric::<P, TableAesCtr128, SecretChaCha>(o))
-            .and_then(|_| op_decrypt_decode::<P, TableAesCtr128, SecretChaCha>(o));
+        let symmetric = op_encode::<P, SoftChaCha, SoftChaCha>(o)
+            .and_then(|_| op_symmetric::<P, SoftChaCha, SoftChaCha>(o))
+            .and_then(|_| op_decrypt_decode::<P, SoftChaCha, SoftChaCha>(o));
         ok[1] = symmetric.is_ok() && o.out.as_ref() == expected.as_ref();
-        let public = op_encode::<P, TableAesCtr128, SecretChaCha>(o)
-            .and_then(|_| op_public::<P, TableAesCtr128, SecretChaCha>(o))
+        let public = op_encode::<P, SoftChaCha, SoftChaCha>(o)
+            .and_then(|_| op_public::<P, SoftChaCha, SoftChaCha>(o))
             .and_then(|_| Bfv::<P>::decrypt(&o.sk, &o.ct_pub, &mut o.plain, &mut o.ws))
             .and_then(|_| encoder::decode(&o.plain, o.out.as_mut()));
         ok[2] = public.is_ok() && o.out.as_ref() == expected.as_ref();
@@ -326,7 +345,7 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
     }
     let ok = chacha_round_trips(o, &expected);
     h.check(
-        "round trips with the ChaCha20 secret stream (seeded, classic symmetric, public key)",
+        "round trips with ChaCha20 on both streams (seeded, classic symmetric, public key)",
         ok == [true; 3],
         format_args!("{ok:?}"),
     );
@@ -351,7 +370,7 @@ pub fn print_table<P: Params>(preset: &str, rows: &[Row]) {
         P::K,
         RUNS
     );
-    hprintln!("TABLE | operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | table AES public stream | keystream excluded | public / secret keystream bytes | stack bytes (software / software AES / table AES / excluded) |");
+    hprintln!("TABLE | operation | software (ChaCha20 on both streams) | software AES-CTR (both streams) | table AES public stream | keystream excluded | public / secret keystream bytes | stack bytes (software / software AES / table AES / excluded) |");
     hprintln!("TABLE |---|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         hprintln!(

@@ -9,7 +9,7 @@ use crate::harness::{first_mismatch, Harness};
 use crate::table_aes::TableAesCtr128;
 use zeppelin::params::Params;
 use zeppelin::{
-    encoder, kat, AesCtr128, Bfv, EncryptionSeeds, Error, Keystream, PublicSeed, SecretSeed,
+    encoder, kat, AesCtr128, Bfv, EncryptionSeeds, Error, PublicKeystream, PublicSeed, SecretSeed,
 };
 
 macro_rules! kat_file {
@@ -138,7 +138,7 @@ fn compare(
 
 /// Runs every KAT of preset `P` with public keystream `A` (the secret stream is always the
 /// constant-time software AES).
-pub fn run<P: Params, A: Keystream>(
+pub fn run<P: Params, A: PublicKeystream>(
     h: &mut Harness,
     label: &str,
     o: &mut Objects<P>,

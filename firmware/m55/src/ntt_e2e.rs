@@ -14,7 +14,7 @@ use crate::scalar_ntt::ScalarNtt;
 use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
 use zeppelin::params::Params;
-use zeppelin::{encoder, Bfv, Error, Keystream, SecretKeystream, SecretSeed, Workspace};
+use zeppelin::{encoder, Bfv, Error, PublicKeystream, SecretKeystream, SecretSeed, Workspace};
 
 /// Runs `$body` with `$ws` bound to the Helium workspace (`SCALAR = false`) or the
 /// scalar-NTT one.
@@ -30,7 +30,7 @@ macro_rules! with_ws {
     };
 }
 
-fn encode_seeded<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool>(
+fn encode_seeded<P: Params, A: PublicKeystream, E: SecretKeystream, const SCALAR: bool>(
     o: &mut Objects<P>,
     scalar_ws: &mut Workspace<P, ScalarNtt>,
 ) -> Result<(), Error> {
@@ -40,7 +40,7 @@ fn encode_seeded<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool
     })
 }
 
-fn encode_symmetric<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool>(
+fn encode_symmetric<P: Params, A: PublicKeystream, E: SecretKeystream, const SCALAR: bool>(
     o: &mut Objects<P>,
     scalar_ws: &mut Workspace<P, ScalarNtt>,
 ) -> Result<(), Error> {
@@ -50,7 +50,7 @@ fn encode_symmetric<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: b
     })
 }
 
-fn encode_public<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool>(
+fn encode_public<P: Params, A: PublicKeystream, E: SecretKeystream, const SCALAR: bool>(
     o: &mut Objects<P>,
     scalar_ws: &mut Workspace<P, ScalarNtt>,
 ) -> Result<(), Error> {
@@ -67,7 +67,7 @@ fn encode_public<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool
     })
 }
 
-fn decrypt_decode<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool>(
+fn decrypt_decode<P: Params, A: PublicKeystream, E: SecretKeystream, const SCALAR: bool>(
     o: &mut Objects<P>,
     scalar_ws: &mut Workspace<P, ScalarNtt>,
 ) -> Result<(), Error> {
@@ -80,7 +80,7 @@ fn decrypt_decode<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: boo
     encoder::decode(&o.plain, o.out.as_mut())
 }
 
-fn decrypt_seeded_decode<P: Params, A: Keystream, E: SecretKeystream, const SCALAR: bool>(
+fn decrypt_seeded_decode<P: Params, A: PublicKeystream, E: SecretKeystream, const SCALAR: bool>(
     o: &mut Objects<P>,
     scalar_ws: &mut Workspace<P, ScalarNtt>,
 ) -> Result<(), Error> {

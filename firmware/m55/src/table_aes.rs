@@ -21,7 +21,7 @@
 //! time from the field arithmetic (no pasted constants).
 
 use zeppelin::prng::SEED_BYTES;
-use zeppelin::Keystream;
+use zeppelin::{Keystream, PublicGenerator, PublicKeystream};
 
 /// `a·b` in GF(2^8) modulo the AES polynomial x^8 + x^4 + x^3 + x + 1.
 const fn gf_mul(mut a: u8, mut b: u8) -> u8 {
@@ -197,6 +197,12 @@ pub struct TableAesCtr128 {
     block: [u8; 16],
     /// Unused bytes left in `block` (from its end).
     left: usize,
+}
+
+// The same bytes as the software AES-128-CTR (host tests and the on-target KATs check it),
+// so receivers expand its seeds as AES-CTR.
+impl PublicKeystream for TableAesCtr128 {
+    const GENERATOR: PublicGenerator = PublicGenerator::AesCtr128;
 }
 
 impl Keystream for TableAesCtr128 {

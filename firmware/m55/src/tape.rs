@@ -7,7 +7,7 @@
 //! instruction per byte). Tape 0 holds the public stream, tape 1 the secret stream.
 
 use zeppelin::prng::SEED_BYTES;
-use zeppelin::{AesCtr128, Keystream, SecretKeystream};
+use zeppelin::{AesCtr128, Keystream, PublicGenerator, PublicKeystream, SecretKeystream};
 
 const CAPACITY: [usize; 2] = [72 * 1024, 56 * 1024];
 
@@ -69,6 +69,11 @@ pub struct Record<const ID: usize> {
 // position (a count of bytes, public); no branch or address depends on the bytes.
 impl<const ID: usize> SecretKeystream for Record<ID> {}
 
+// Records the software AES-CTR stream.
+impl<const ID: usize> PublicKeystream for Record<ID> {
+    const GENERATOR: PublicGenerator = PublicGenerator::AesCtr128;
+}
+
 impl<const ID: usize> Keystream for Record<ID> {
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let t = tapes();
@@ -101,6 +106,11 @@ pub struct Replay<const ID: usize> {
 // Constant-time: copies recorded bytes from the tape's read position (a count of bytes, public); no
 // branch or address depends on the bytes.
 impl<const ID: usize> SecretKeystream for Replay<ID> {}
+
+// Replays what `Record` recorded: the software AES-CTR stream.
+impl<const ID: usize> PublicKeystream for Replay<ID> {
+    const GENERATOR: PublicGenerator = PublicGenerator::AesCtr128;
+}
 
 impl<const ID: usize> Keystream for Replay<ID> {
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {

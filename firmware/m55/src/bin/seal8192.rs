@@ -26,19 +26,12 @@ mod meter;
     reason = "the NTT figures are the main image's: calling the transforms from here changes this audited image's inlining"
 )]
 mod metric;
-#[path = "../table_aes.rs"]
-#[expect(
-    dead_code,
-    reason = "its self-test and cost table run in the main image; here only the public stream"
-)]
-mod table_aes;
 
 use cortex_m_semihosting::hprintln;
 use harness::Harness;
-use table_aes::TableAesCtr128;
 use zeppelin::params::Params;
 use zeppelin::{
-    encoder, kat, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Keystream,
+    encoder, kat, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, PublicKeystream,
     Plaintext, PublicKey, PublicSeed, Seal8192, SecretKey, SecretKeystream, SecretSeed,
     SeededCiphertext, Workspace,
 };
@@ -152,10 +145,15 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
     let r = encoder::encode(&o.slots, &mut o.plain).and_then(|_| {
         Bfv::<P>::encrypt_seeded_with(&o.sk, &o.plain, &seeds, P::K, &mut o.sct, &mut o.ws)
     });
-    let (c0_bytes, seed_bytes) = CT_SEEDED.split_at(CT_SEEDED.len() - 32);
+    // The raw seeded form: c0 ‖ prng_type ‖ 32-byte seed.
+    let (c0_bytes, tail) = CT_SEEDED.split_at(CT_SEEDED.len() - 33);
+    let (prng_type, seed_bytes) = tail.split_at(1);
     h.check(
         "seal8192 KAT ct_seeded.bin",
-        r.is_ok() && words_equal(&o.sct.c0(), c0_bytes) && o.sct.seed().0 == seed_bytes,
+        r.is_ok()
+            && words_equal(&o.sct.c0(), c0_bytes)
+            && o.sct.generator().prng_type() == prng_type[0]
+            && o.sct.seed().0 == seed_bytes,
         format_args!("{r:?}"),
     );
     let seeds = kat_seeds(kat::SYMMETRIC_SEED_A, kat::SYMMETRIC_SEED_E);
@@ -202,19 +200,19 @@ fn run_kats(h: &mut Harness, o: &mut Objects) {
 
 type Op = fn(&mut Objects) -> Result<(), Error>;
 
-/// The secret stream of the `software` variant: ChaCha20 on the Helium kernel (the public
-/// stream is then the table AES).
-type SecretChaCha = ChaCha20<zeppelin_ring::mve::Mve>;
+/// Both streams of the `software` variant: ChaCha20 on the Helium kernel (the public one
+/// recorded in seeded ciphertexts as `prng_type` 0xA2).
+type SoftChaCha = ChaCha20<zeppelin_ring::mve::Mve>;
 
 fn op_encode(o: &mut Objects) -> Result<(), Error> {
     encoder::encode(&o.slots, &mut o.plain)
 }
 
-fn op_keygen<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
+fn op_keygen<A: PublicKeystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_secret_key_with(&SecretSeed::from_bytes([0x11; 32]), &mut o.sk)
 }
 
-fn op_pk_keygen<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
+fn op_pk_keygen<A: PublicKeystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_public_key_with(
         &o.sk,
         &PublicSeed([0x22; 32]),
@@ -224,13 +222,13 @@ fn op_pk_keygen<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(),
     )
 }
 
-fn op_encode_seeded<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
+fn op_encode_seeded<A: PublicKeystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
     op_encode(o)?;
     let seeds = kat_seeds([0x44; 32], [0x55; 32]);
     Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds, P::K, &mut o.sct, &mut o.ws)
 }
 
-fn op_encode_public<A: Keystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
+fn op_encode_public<A: PublicKeystream, E: SecretKeystream>(o: &mut Objects) -> Result<(), Error> {
     op_encode(o)?;
     Bfv::<P, A, E>::encrypt_public_with(
         &o.pk,
@@ -247,7 +245,7 @@ fn op_decrypt_decode(o: &mut Objects) -> Result<(), Error> {
     encoder::decode(&o.plain, &mut o.out)
 }
 
-fn op_decrypt_seeded_decode<A: Keystream, E: SecretKeystream>(
+fn op_decrypt_seeded_decode<A: PublicKeystream, E: SecretKeystream>(
     o: &mut Objects,
 ) -> Result<(), Error> {
     Bfv::<P, A, E>::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)?;
@@ -255,7 +253,7 @@ fn op_decrypt_seeded_decode<A: Keystream, E: SecretKeystream>(
 }
 
 /// Every operation with the public stream `A` and the secret stream `E`.
-fn ops<A: Keystream, E: SecretKeystream>() -> [(&'static str, Op); 7] {
+fn ops<A: PublicKeystream, E: SecretKeystream>() -> [(&'static str, Op); 7] {
     [
         ("encode", op_encode),
         ("keygen (secret key)", op_keygen::<A, E>),
@@ -268,8 +266,8 @@ fn ops<A: Keystream, E: SecretKeystream>() -> [(&'static str, Op); 7] {
 }
 
 /// Measures every operation (instructions, stack) in both keystream variants — `software`
-/// (table AES public stream, ChaCha20 secret stream: every keystream byte on the core, the
-/// fastest constant-time secret stream) and `aes_software` (software AES-CTR on both) — and
+/// (ChaCha20 on both streams: every keystream byte on the core, the fastest constant-time
+/// stream) and `aes_software` (software AES-CTR on both) — and
 /// checks the round trips of each.
 fn measure(h: &mut Harness, o: &mut Objects) {
     let mut rng = harness::TestRng::new(0x8192);
@@ -279,8 +277,8 @@ fn measure(h: &mut Harness, o: &mut Objects) {
     let variants = [
         (
             "software",
-            "ChaCha20 secret stream, table AES public",
-            ops::<TableAesCtr128, SecretChaCha>(),
+            "ChaCha20 on both streams",
+            ops::<SoftChaCha, SoftChaCha>(),
         ),
         (
             "aes_software",
@@ -304,17 +302,19 @@ fn measure(h: &mut Harness, o: &mut Objects) {
         let r = op_decrypt_decode(o);
         h.check(
             if v == 0 {
-                "seal8192 round trip: public key (ChaCha20 secret stream)"
+                "seal8192 round trip: public key (ChaCha20 streams)"
             } else {
                 "seal8192 round trip: public key"
             },
             r.is_ok() && o.out == o.slots,
             format_args!("{label}: {r:?}"),
         );
-        let r = op_decrypt_seeded_decode::<AesCtr128, AesCtr128>(o);
+        // With the generator the ciphertext records (ChaCha20 in the first variant).
+        let r = zeppelin::decrypt_seeded(&o.sk, &o.sct, &mut o.plain, &mut o.ws)
+            .and_then(|_| encoder::decode(&o.plain, &mut o.out));
         h.check(
             if v == 0 {
-                "seal8192 round trip: seeded (ChaCha20 secret stream)"
+                "seal8192 round trip: seeded (ChaCha20 streams)"
             } else {
                 "seal8192 round trip: seeded"
             },
@@ -328,7 +328,7 @@ fn measure(h: &mut Harness, o: &mut Objects) {
         P::K,
         meter::RUNS
     );
-    hprintln!("TABLE | operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | stack bytes (software / software AES) |");
+    hprintln!("TABLE | operation | software (ChaCha20 on both streams) | software AES-CTR (both streams) | stack bytes (software / software AES) |");
     hprintln!("TABLE |---|---:|---:|---:|");
     for (i, (name, _)) in ops::<AesCtr128, AesCtr128>().into_iter().enumerate() {
         let (c, a) = (rows[i], rows[7 + i]);
