@@ -12,8 +12,8 @@ import sys
 
 PRESETS_4096 = ("seal4096", "zeppelin4096")
 # The main image's client table: every operation in four keystream variants: `software`
-# (every keystream byte on the core, the fastest constant-time secret stream: ChaCha20 on
-# Helium, table-AES public stream), `aes_software` (software AES-CTR on both streams),
+# (every keystream byte on the core with the fastest constant-time stream: ChaCha20 on
+# Helium for both streams, prng_type 0xA2), `aes_software` (software AES-CTR on both streams),
 # `table_public` (table-AES public, software-AES secret) and `excluded`.
 CLIENT_OPERATIONS = (
     "encode", "keygen_secret", "keygen_public", "seeded_encrypt", "encode_seeded_encrypt",
@@ -28,7 +28,7 @@ TABLE3_OPERATIONS = (
 TABLE3_VARIANTS = ("excluded_scalar_ntt", "excluded_helium_ntt")
 NTT_OPERATIONS = ("ntt_forward", "ntt_inverse")
 NTT_VARIANTS = ("portable", "mve")
-# The Seal8192 image measures `software` (ChaCha20 secret, table-AES public) and
+# The Seal8192 image measures `software` (ChaCha20 on both streams) and
 # `aes_software` (software AES-CTR on both streams).
 SEAL8192_VARIANTS = ("software", "aes_software")
 SEAL8192_OPERATIONS = (

@@ -204,8 +204,9 @@ def main():
       "recorded from the software-AES run (a copy, under one instruction per byte); every variant with the AES "
       "secret stream is checked byte for byte against the software-AES run. The \"software\" column generates "
       "every keystream byte on the core with the fastest constant-time secret stream, ChaCha20 (RFC 8439) on "
-      "the Helium kernel, and the table-AES public stream; its secret stream differs from AES's, so its outputs "
-      "differ and are checked by round trips instead.\n")
+      "the Helium kernel, on both streams (public `prng_type 0xA2`); its streams differ from AES's, so its "
+      "outputs differ and are checked by round trips instead (and on the host against SEAL after the adapter "
+      "expands the ChaCha20 `c1`).\n")
     w(f"## On-target tests: `{result}` (exit status 0)\n")
     w("- Instruction counter calibration (above).\n"
       "- zeppelin-ring NTT, Portable and MVE backends: products equal schoolbook negacyclic products (q = 7681 "
@@ -231,7 +232,7 @@ def main():
       "for Seal4096 and Zeppelin4096, with software AES on both streams and again with the table-AES public "
       "stream; the pinned ciphertexts decrypt on target to the KAT slots.\n"
       "- ChaCha20: " + "; ".join(l[5:] for l in chacha_tests) + ".\n"
-      "- Round trips of every path, also with the ChaCha20 secret stream; all keystream variants with the AES "
+      "- Round trips of every path, also with ChaCha20 on both streams; all keystream variants with the AES "
       "secret stream give identical bytes for every operation.\n")
     w("## NTT: the packed radix-4 Helium kernels (n = 4096, the presets' device tables)\n")
     w("| prime | MVE packed fwd | MVE packed inv | stack fwd / inv (bytes) | goal (issue 14) | general schedule fwd / inv | paper fwd / inv (cycles) |")
@@ -297,7 +298,7 @@ def main():
     for preset, k in (("Zeppelin4096", "the paper's four primes"), ("Seal4096", "default preset, three primes")):
         rows = presets[preset]
         w(f"## BFV client, {preset} ({k})\n")
-        head = "| operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | table AES public stream | keystream excluded | keystream bytes public / secret | stack bytes (software / sw AES / table / excluded) |"
+        head = "| operation | software (ChaCha20 on both streams) | software AES-CTR (both streams) | table AES public stream | keystream excluded | keystream bytes public / secret | stack bytes (software / sw AES / table / excluded) |"
         sep = "|---|---:|---:|---:|---:|---:|---:|"
         if preset == "Zeppelin4096":
             head += " paper (cycles) |"
@@ -326,7 +327,7 @@ def main():
         w("## BFV client, Seal8192 (n = 8192, seven primes; its own image, `src/bin/seal8192.rs`)\n")
         w("The image's KATs (software AES-CTR on both streams) reproduce `crates/zeppelin/tests/kats/seal8192/` "
           "word for word on target. Instructions:\n")
-        w("| operation | software (ChaCha20 secret, table AES public) | software AES-CTR (both streams) | stack bytes (software / sw AES) |\n|---|---:|---:|---:|")
+        w("| operation | software (ChaCha20 on both streams) | software AES-CTR (both streams) | stack bytes (software / sw AES) |\n|---|---:|---:|---:|")
         for r in presets["Seal8192"]:
             st = " / ".join(num(x) for x in r[3].split(" / "))
             w(f"| {r[0]} | {num(r[1])} | {num(r[2])} | {st} |")
@@ -344,7 +345,10 @@ def main():
       f"against {ks.group(2)} for the software AES. The kernel (`zeppelin-ring/src/mve/chacha_kernel.rs`, written "
       "by `gen_chacha.py`) is straight-line: one state word of the four blocks per Q register, rotations by "
       "`vrev32.16` (16) and `vshl` + `vsri`, spills into the output buffer, scatter stores that write the blocks "
-      "in stream order. The public stream and its `prng_type` stay AES-128-CTR (the server expands it).\n")
+      "in stream order. The same generator serves the public stream `prng_a` in the `software` column: the "
+      "seeded ciphertext and the public key then record `prng_type 0xA2` (ChaCha20) instead of `0xA1` "
+      "(AES-128-CTR), and the host adapter (`zeppelin adapt`, `zeppelin::expand_seeded`) expands whichever "
+      "the byte names; the AES columns keep `0xA1` for servers that expect it.\n")
     w("Why a table AES is acceptable for the public stream: its key and counter are the public seed, sent in the "
       "clear with the ciphertext (or public key); cache-timing leakage of key- and data-dependent table indices "
       "can only reveal what the observer already has. The secret stream (`prng_e`: secret key, errors, `u`) "
@@ -378,8 +382,8 @@ def main():
     worst_chacha = max(chacha_stacks)
     worst_excluded = max(int(r[6].split(" / ")[3]) for preset in four_k for r in preset)
     w(f"\nStack high-water marks (stack painting per operation, tables above): every symmetric-path operation "
-      f"stays below 2 KB with software AES (largest: {worst[1]}, {num(worst[0])} bytes); with the ChaCha20 secret "
-      f"stream and the table-AES public stream every operation needs at most {num(worst_chacha[0])} bytes "
+      f"stays below 2 KB with software AES (largest: {worst[1]}, {num(worst[0])} bytes); with ChaCha20 on both "
+      f"streams every operation needs at most {num(worst_chacha[0])} bytes "
       f"({worst_chacha[1]}); with the keystream "
       f"from elsewhere (a board's AES peripheral) every operation, public-key path included, needs at most "
       f"{num(worst_excluded)} bytes. No heap anywhere.\n")

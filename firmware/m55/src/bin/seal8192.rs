@@ -31,8 +31,8 @@ use cortex_m_semihosting::hprintln;
 use harness::Harness;
 use zeppelin::params::Params;
 use zeppelin::{
-    encoder, kat, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, PublicKeystream,
-    Plaintext, PublicKey, PublicSeed, Seal8192, SecretKey, SecretKeystream, SecretSeed,
+    encoder, kat, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Plaintext,
+    PublicKey, PublicKeystream, PublicSeed, Seal8192, SecretKey, SecretKeystream, SecretSeed,
     SeededCiphertext, Workspace,
 };
 use zeppelin_harness::report;
