@@ -121,7 +121,8 @@ REVIEWS = [
         "where": r"crates/zeppelin/src/prng\.rs$",
         "reason": "keystream plumbing: `Buffered::next_u32`'s refill test and byte reads at its "
                   "read position (a count of words read), `ChaCha20::fill`'s refill test "
-                  "(`pos == 256`: bytes handed out), `min` of the byte counts and its copy at "
+                  "and `advance`'s group test (`pos == 256`: bytes handed out), `fill_buffer`'s boundary test "
+                  "(`pos == 0`: straight into the PRNG's buffer or through `fill`), `min` of the byte counts and its copy at "
                   "that byte offset, the `ctr`/`cipher` crates' block "
                   "buffer inside `AesCtr128::fill` (position/length arithmetic and copies at "
                   "byte offsets: how many bytes were asked for) and the fixsliced key schedule "

@@ -96,6 +96,7 @@ impl PublicKeystream for CallbackKeystream {
 }
 
 impl Keystream for CallbackKeystream {
+    type Buffer = zeppelin::ByteBuffer;
     fn from_seed(seed: &[u8; 32]) -> Self {
         let ks = REGISTERED.load(Ordering::Acquire).cast_const();
         // SAFETY: a registered pointer is valid until replaced (the registration contract).

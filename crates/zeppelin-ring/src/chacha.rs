@@ -32,6 +32,17 @@ pub const fn initial_state(key: &[u32; 8], counter: u32, nonce: &[u32; 3]) -> [u
     ]
 }
 
+/// [`initial_state`] with the key given as its 32 bytes (RFC 8439 reads them as eight
+/// little-endian words), read straight into the state: no copy of the key is left behind in
+/// a temporary that would need wiping.
+pub fn initial_state_from_key_bytes(key: &[u8; 32], counter: u32, nonce: &[u32; 3]) -> [u32; 16] {
+    let mut state = initial_state(&[0; 8], counter, nonce);
+    for (word, bytes) in state[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    }
+    state
+}
+
 #[inline(always)]
 fn quarter_round(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
     x[a] = x[a].wrapping_add(x[b]);
@@ -63,10 +74,10 @@ pub fn block(state: &[u32; 16], out: &mut [u32; 16]) {
     }
 }
 
-/// Four ChaCha20 blocks, 256 keystream bytes in stream order, aligned to 16 bytes (so a
-/// vector kernel can store whole words and a keystream can copy from it with `memcpy`).
+/// Four ChaCha20 blocks, 256 keystream bytes in stream order, word-aligned (so a vector
+/// kernel can store whole words; no more, so a stack frame holding one needs no realignment).
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[repr(C, align(16))]
+#[repr(C, align(4))]
 pub struct Blocks4(pub [u8; 256]);
 
 impl Blocks4 {
@@ -107,6 +118,15 @@ mod tests {
             *k = u32::from_le_bytes([b, b + 1, b + 2, b + 3]);
         }
         initial_state(&key, 1, &[0x0900_0000, 0x4a00_0000, 0])
+    }
+
+    #[test]
+    fn key_bytes_are_read_as_little_endian_words() {
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        assert_eq!(
+            initial_state_from_key_bytes(&key, 1, &[0x0900_0000, 0x4a00_0000, 0]),
+            rfc_state()
+        );
     }
 
     #[test]

@@ -42,15 +42,26 @@ fn slots() -> Box<[u32; N]> {
     slots
 }
 
+/// [`slots`] encoded as a plaintext.
+fn plaintext<P: Params>() -> Box<Plaintext<P>> {
+    let mut plain = Box::new(Plaintext::<P>::zeroed());
+    encoder::encode(&slots()[..], &mut plain).unwrap();
+    plain
+}
+
+/// The fixed encryption seeds every test encrypts under.
+fn fixed_seeds() -> EncryptionSeeds {
+    EncryptionSeeds {
+        a: PublicSeed([2; 32]),
+        e: SecretSeed::from_bytes([3; 32]),
+    }
+}
+
 /// A full and a seeded encryption of [`slots`] at `level`, from fixed seeds.
 fn encrypt<P: Params>(level: usize) -> (Box<Ciphertext<P>>, Box<SeededCiphertext<P>>) {
     let sk = secret_key::<P>();
-    let mut plain = Box::new(Plaintext::<P>::zeroed());
-    encoder::encode(&slots()[..], &mut plain).unwrap();
-    let seeds = EncryptionSeeds {
-        a: PublicSeed([2; 32]),
-        e: SecretSeed::from_bytes([3; 32]),
-    };
+    let plain = plaintext::<P>();
+    let seeds = fixed_seeds();
     let mut ws = Box::new(Workspace::new());
     let mut full = Box::new(Ciphertext::<P>::zeroed());
     Bfv::<P>::encrypt_symmetric_with(&sk, &plain, &seeds, level, &mut full, &mut ws).unwrap();
@@ -150,12 +161,8 @@ fn chacha20_public_stream_is_recognised_expanded_and_decrypted() {
     fn check<P: SealPreset>() {
         let ctx = DeviceContext::<P>::new().unwrap();
         let sk = secret_key::<P>();
-        let mut plain = Box::new(Plaintext::<P>::zeroed());
-        encoder::encode(&slots()[..], &mut plain).unwrap();
-        let seeds = EncryptionSeeds {
-            a: PublicSeed([2; 32]),
-            e: SecretSeed::from_bytes([3; 32]),
-        };
+        let mut plain = plaintext::<P>();
+        let seeds = fixed_seeds();
         let mut ws = Box::new(Workspace::new());
         let mut seeded = Box::new(SeededCiphertext::<P>::zeroed());
         Bfv::<P, ChaCha20, ChaCha20>::encrypt_seeded_with(

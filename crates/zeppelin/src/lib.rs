@@ -45,8 +45,8 @@ pub use ops::{decrypt_seeded, expand_seeded, Bfv, EncryptionSeeds, Workspace};
 pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Seal8192, Zeppelin4096};
 pub use plaintext::Plaintext;
 pub use prng::{
-    AesCtr128, ChaCha20, Keystream, PublicGenerator, PublicKeystream, PublicPrng, PublicSeed,
-    SecretKeystream, SecretPrng, SecretSeed,
+    AesCtr128, ByteBuffer, ChaCha20, Keystream, KeystreamBuffer, PublicGenerator, PublicKeystream,
+    PublicPrng, PublicSeed, SecretKeystream, SecretPrng, SecretSeed,
 };
 pub use rows::{CoeffRows, NttRows};
 pub use wire::WireError;

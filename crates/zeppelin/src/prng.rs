@@ -20,7 +20,7 @@
 use aes::Aes128;
 use ctr::cipher::{KeyIvInit, StreamCipher};
 use rand_core::{CryptoRng, RngCore};
-use zeppelin_ring::chacha::{initial_state, Blocks4};
+use zeppelin_ring::chacha::{initial_state_from_key_bytes, Blocks4};
 use zeppelin_ring::{ClientKernels, Portable};
 use zeroize::Zeroize;
 
@@ -32,12 +32,80 @@ pub const SEED_BYTES: usize = 32;
 /// Implementations must be deterministic (same seed, same bytes, on every target) and, for
 /// the secret stream, constant-time. Two instances with the same seed must produce the same
 /// stream however the output is split into [`Keystream::fill`] calls.
+///
+/// [`PublicPrng`] and [`SecretPrng`] read the stream through one [`Keystream::Buffer`],
+/// refilled whole by [`Keystream::fill_buffer`]: a byte stream names [`ByteBuffer`] and keeps
+/// the default `fill_buffer`; a block stream names its block type and writes its blocks
+/// straight into the buffer, so the device holds each keystream byte once.
+///
+/// ```
+/// use zeppelin::{ByteBuffer, Keystream};
+/// /// A stand-in: a counter, not a cipher.
+/// struct Counting(u8);
+/// impl Keystream for Counting {
+///     type Buffer = ByteBuffer;
+///     fn from_seed(seed: &[u8; 32]) -> Self { Counting(seed[0]) }
+///     fn fill(&mut self, out: &mut [u8]) {
+///         for b in out { *b = self.0; self.0 = self.0.wrapping_add(1); }
+///     }
+/// }
+/// let mut k = Counting::from_seed(&[7; 32]);
+/// let mut out = [0u8; 3];
+/// k.fill(&mut out);
+/// assert_eq!(out, [7, 8, 9]);
+/// ```
 pub trait Keystream: Sized {
+    /// What the PRNGs read this stream through, one refill at a time.
+    type Buffer: KeystreamBuffer;
     /// Starts the stream for `seed`.
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self;
     /// Overwrites `out` with the next `out.len()` keystream bytes.
     fn fill(&mut self, out: &mut [u8]);
+    /// Overwrites the whole `buffer` with the next keystream bytes: [`Keystream::fill`] on
+    /// its bytes, unless the stream writes into the buffer more directly.
+    #[inline]
+    fn fill_buffer(&mut self, buffer: &mut Self::Buffer) {
+        self.fill(buffer.bytes_mut())
+    }
 }
+
+/// A buffer of keystream bytes, as [`Keystream::Buffer`] names it.
+pub trait KeystreamBuffer: Sized {
+    /// The buffer before its first refill.
+    const ZERO: Self;
+    /// Its bytes.
+    fn bytes(&self) -> &[u8];
+    /// Its bytes, to be overwritten.
+    fn bytes_mut(&mut self) -> &mut [u8];
+}
+
+impl<const N: usize> KeystreamBuffer for [u8; N] {
+    const ZERO: Self = [0; N];
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+    #[inline]
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
+impl KeystreamBuffer for Blocks4 {
+    const ZERO: Self = Blocks4::ZERO;
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+    #[inline]
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+/// The buffer of a byte stream ([`AesCtr128`], a board's AES engine): 512 bytes on x86-64,
+/// 32 elsewhere (see `BUFFER_BYTES`).
+pub type ByteBuffer = [u8; BUFFER_BYTES];
 
 /// The generator of a public stream, as a seeded ciphertext records it and its wire forms
 /// carry it (`prng_type`). Both are built in, so any receiver can expand either (see
@@ -111,6 +179,7 @@ impl<K: ClientKernels + Default> PublicKeystream for ChaCha20<K> {
 /// /// Stands in for the firmware's `TableAesCtr128` (a table AES: not a `SecretKeystream`).
 /// struct TableAesCtr128;
 /// impl Keystream for TableAesCtr128 {
+///     type Buffer = zeppelin::ByteBuffer;
 ///     fn from_seed(_: &[u8; 32]) -> Self { TableAesCtr128 }
 ///     fn fill(&mut self, out: &mut [u8]) { out.fill(0) }
 /// }
@@ -129,6 +198,7 @@ impl<K: ClientKernels + Default> PublicKeystream for ChaCha20<K> {
 /// use zeppelin::{Bfv, Keystream, Seal4096, SecretKey, SecretSeed};
 /// struct TableAesCtr128;
 /// impl Keystream for TableAesCtr128 {
+///     type Buffer = zeppelin::ByteBuffer;
 ///     fn from_seed(_: &[u8; 32]) -> Self { TableAesCtr128 }
 ///     fn fill(&mut self, out: &mut [u8]) { out.fill(0) }
 /// }
@@ -154,6 +224,7 @@ pub struct AesCtr128 {
 }
 
 impl Keystream for AesCtr128 {
+    type Buffer = ByteBuffer;
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let (key, iv) = seed.split_at(16);
         Self {
@@ -186,50 +257,65 @@ const CHACHA_BUFFER_BYTES: usize = 256;
 /// the same function. The 32-bit block counter wraps after 2^38 bytes (256 GiB), far beyond what
 /// one seed feeds (an encryption reads about 80 KB).
 pub struct ChaCha20<K: ClientKernels + Default = Portable> {
-    /// RFC 8439 input state; word 12 is the counter of the next block to generate.
+    /// RFC 8439 input state; word 12 is the counter of the first block of the current group
+    /// of four.
     state: [u32; 16],
-    /// The last four blocks, in stream order (little-endian words).
-    block: Blocks4,
-    /// Next unread byte of `block` (a count of bytes handed out: public).
+    /// Bytes of the current group already handed out (a count: public); 0 at a group
+    /// boundary.
     pos: usize,
     kernels: K,
 }
 
 impl<K: ClientKernels + Default> ChaCha20<K> {
+    /// Moves the stream `bytes` further inside the current group (at most to its end).
     #[inline]
-    fn refill(&mut self) {
-        self.kernels.chacha20_blocks4(&self.state, &mut self.block);
-        self.state[12] = self.state[12].wrapping_add(4);
-        self.pos = 0;
+    fn advance(&mut self, bytes: usize) {
+        self.pos += bytes;
+        if self.pos == CHACHA_BUFFER_BYTES {
+            self.state[12] = self.state[12].wrapping_add(4);
+            self.pos = 0;
+        }
     }
 }
 
 impl<K: ClientKernels + Default> Keystream for ChaCha20<K> {
+    /// Four blocks: the PRNGs' buffer is the kernel's output, so the stream keeps no copy.
+    type Buffer = Blocks4;
+
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
-        let mut key = [0u32; 8];
-        for (k, b) in key.iter_mut().zip(seed.chunks_exact(4)) {
-            *k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
-        let state = initial_state(&key, 0, &[0; 3]);
-        key.zeroize();
         Self {
-            state,
-            block: Blocks4::ZERO,
-            pos: CHACHA_BUFFER_BYTES,
+            state: initial_state_from_key_bytes(seed, 0, &[0; 3]),
+            pos: 0,
             kernels: K::default(),
         }
     }
 
+    /// Reads of any length: each step regenerates the current group of four blocks into a
+    /// local buffer (wiped afterwards) and copies the part asked for. The PRNGs read whole
+    /// groups through [`Keystream::fill_buffer`] instead, one kernel call per group.
+    // Out of line: inlined into `fill_buffer`'s (never taken on the PRNGs' path) fallback, its
+    // 256-byte local would sit in every sampler's stack frame.
+    #[inline(never)]
     fn fill(&mut self, out: &mut [u8]) {
+        let mut group = Blocks4::ZERO;
         let mut done = 0;
         while done < out.len() {
-            if self.pos == CHACHA_BUFFER_BYTES {
-                self.refill();
-            }
+            self.kernels.chacha20_blocks4(&self.state, &mut group);
             let take = (CHACHA_BUFFER_BYTES - self.pos).min(out.len() - done);
-            out[done..done + take].copy_from_slice(&self.block.0[self.pos..self.pos + take]);
-            self.pos += take;
+            out[done..done + take].copy_from_slice(&group.0[self.pos..self.pos + take]);
+            self.advance(take);
             done += take;
+        }
+        group.0.zeroize();
+    }
+
+    #[inline]
+    fn fill_buffer(&mut self, buffer: &mut Blocks4) {
+        if self.pos == 0 {
+            self.kernels.chacha20_blocks4(&self.state, buffer);
+            self.advance(CHACHA_BUFFER_BYTES);
+        } else {
+            self.fill(&mut buffer.0);
         }
     }
 }
@@ -237,7 +323,6 @@ impl<K: ClientKernels + Default> Keystream for ChaCha20<K> {
 impl<K: ClientKernels + Default> Drop for ChaCha20<K> {
     fn drop(&mut self) {
         self.state.zeroize();
-        self.block.0.zeroize();
     }
 }
 
@@ -289,7 +374,7 @@ impl core::fmt::Debug for SecretSeed {
     }
 }
 
-/// Keystream bytes per refill. On x86-64, 32 AES blocks: the `aes` crate's AES-NI backend
+/// Bytes of a [`ByteBuffer`]. On x86-64, 32 AES blocks: the `aes` crate's AES-NI backend
 /// keeps eight blocks in flight only when one call asks for at least eight, so a refill runs
 /// four full pipelines. Elsewhere two blocks: what the bitsliced software AES computes in one
 /// pass (and a small stack on the microcontrollers).
@@ -298,10 +383,10 @@ const BUFFER_BYTES: usize = 512;
 #[cfg(not(target_arch = "x86_64"))]
 const BUFFER_BYTES: usize = 32;
 
-/// A keystream read four bytes at a time through a small buffer.
+/// A keystream read four bytes at a time through its [`Keystream::Buffer`].
 struct Buffered<S: Keystream> {
     stream: S,
-    buffer: [u8; BUFFER_BYTES],
+    buffer: S::Buffer,
     /// Next unread byte; depends only on how many words were read (public).
     pos: usize,
 }
@@ -310,16 +395,16 @@ impl<S: Keystream> Buffered<S> {
     fn new(seed: &[u8; SEED_BYTES]) -> Self {
         Self {
             stream: S::from_seed(seed),
-            buffer: [0; BUFFER_BYTES],
-            pos: BUFFER_BYTES,
+            buffer: S::Buffer::ZERO,
+            pos: S::Buffer::ZERO.bytes().len(),
         }
     }
 
     /// Refills the buffer when every byte of it has been read (the position is public).
     #[inline(always)]
     fn refill_if_read(&mut self) {
-        if self.pos == BUFFER_BYTES {
-            self.stream.fill(&mut self.buffer);
+        if self.pos == self.buffer.bytes().len() {
+            self.stream.fill_buffer(&mut self.buffer);
             self.pos = 0;
         }
     }
@@ -328,7 +413,7 @@ impl<S: Keystream> Buffered<S> {
     #[inline]
     fn next_u32(&mut self) -> u32 {
         self.refill_if_read();
-        let b = &self.buffer;
+        let b = self.buffer.bytes();
         let p = self.pos;
         let w = u32::from_le_bytes([b[p], b[p + 1], b[p + 2], b[p + 3]]);
         self.pos = p + 4;
@@ -343,7 +428,7 @@ impl<S: Keystream> Buffered<S> {
         let mut done = 0;
         while done < out.len() {
             self.refill_if_read();
-            let unread = &self.buffer[self.pos..];
+            let unread = &self.buffer.bytes()[self.pos..];
             let take = (unread.len() / 4).min(out.len() - done);
             for (o, w) in out[done..done + take]
                 .iter_mut()
@@ -362,7 +447,7 @@ impl<S: Keystream> Buffered<S> {
     #[inline]
     fn read_words(&mut self, read: impl FnOnce(&[u8]) -> usize) {
         self.refill_if_read();
-        let unread = &self.buffer[self.pos..];
+        let unread = &self.buffer.bytes()[self.pos..];
         let words = read(unread).min(unread.len() / 4);
         self.pos += 4 * words;
     }
@@ -431,13 +516,14 @@ impl<S: SecretKeystream> SecretPrng<S> {
 
 impl<S: SecretKeystream> Drop for SecretPrng<S> {
     fn drop(&mut self) {
-        self.inner.buffer.zeroize();
+        self.inner.buffer.bytes_mut().zeroize();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zeppelin_ring::chacha::initial_state;
 
     #[test]
     fn aes_ctr_matches_fips197_block() {
@@ -559,6 +645,20 @@ mod tests {
             }
             ks.fill(&mut ours[at..]);
             assert_eq!(ours, reference);
+            // Whole-buffer refills, off a group boundary and on one, continue the stream.
+            let mut ks = ChaCha20::<Portable>::from_seed(&seed);
+            let mut head = [0u8; 5];
+            ks.fill(&mut head);
+            let mut buffer = Blocks4::ZERO;
+            ks.fill_buffer(&mut buffer);
+            assert_eq!(buffer.0[..], reference[5..261]);
+            let mut rest = [0u8; 251];
+            ks.fill(&mut rest);
+            assert_eq!(rest[..], reference[261..512]);
+            ks.fill_buffer(&mut buffer);
+            assert_eq!(buffer.0[..], reference[512..768]);
+            ks.fill_buffer(&mut buffer);
+            assert_eq!(buffer.0[..], reference[768..1024]);
             // The secret stream's words over it.
             let mut e = SecretPrng::<ChaCha20>::new(&SecretSeed::from_bytes(seed));
             for i in 0..reference.len() / 4 {

@@ -18,8 +18,9 @@ use crate::tape::{self, Record, Replay};
 use cortex_m_semihosting::hprintln;
 use zeppelin::params::{Params, RnsStorage};
 use zeppelin::{
-    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, PublicKeystream, Plaintext,
-    PublicKey, PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext, Workspace,
+    encoder, AesCtr128, Bfv, ChaCha20, Ciphertext, EncryptionSeeds, Error, Plaintext, PublicKey,
+    PublicKeystream, PublicSeed, SecretKey, SecretKeystream, SecretSeed, SeededCiphertext,
+    Workspace,
 };
 use zeppelin_ring::mve::Mve;
 
@@ -72,11 +73,15 @@ pub(crate) fn seeds() -> EncryptionSeeds {
     clippy::extra_unused_type_parameters,
     reason = "every operation has the signature that variants! instantiates per keystream pair"
 )]
-fn op_encode<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_encode<P: Params, A: PublicKeystream, E: SecretKeystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     encoder::encode(o.slots.as_ref(), &mut o.plain)
 }
 
-fn op_keygen<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_keygen<P: Params, A: PublicKeystream, E: SecretKeystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     Bfv::<P, A, E>::generate_secret_key_with(&SecretSeed::from_bytes(SK_SEED), &mut o.sk)
 }
 
@@ -92,7 +97,9 @@ fn op_pk_keygen<P: Params, A: PublicKeystream, E: SecretKeystream>(
     )
 }
 
-fn op_seeded<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_seeded<P: Params, A: PublicKeystream, E: SecretKeystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_seeded_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.sct, &mut o.ws)
 }
 
@@ -109,7 +116,9 @@ fn op_symmetric<P: Params, A: PublicKeystream, E: SecretKeystream>(
     Bfv::<P, A, E>::encrypt_symmetric_with(&o.sk, &o.plain, &seeds(), P::K, &mut o.ct, &mut o.ws)
 }
 
-fn op_public<P: Params, A: PublicKeystream, E: SecretKeystream>(o: &mut Objects<P>) -> Result<(), Error> {
+fn op_public<P: Params, A: PublicKeystream, E: SecretKeystream>(
+    o: &mut Objects<P>,
+) -> Result<(), Error> {
     Bfv::<P, A, E>::encrypt_public_with(
         &o.pk,
         &o.plain,
@@ -270,7 +279,13 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
     let rows = [
         measure(h, o, "encode", variants!(op_encode, P), None),
         measure(h, o, "keygen (secret key)", variants!(op_keygen, P), None),
-        measure(h, o, "keygen (public key)", variants!(op_pk_keygen, P), None),
+        measure(
+            h,
+            o,
+            "keygen (public key)",
+            variants!(op_pk_keygen, P),
+            None,
+        ),
         measure(h, o, "seeded encrypt", variants!(op_seeded, P), None),
         measure(
             h,
@@ -287,7 +302,13 @@ pub fn run<P: Params>(h: &mut Harness, o: &mut Objects<P>) -> [Row; 9] {
             None,
         ),
         measure(h, o, "public-key encrypt", variants!(op_public, P), None),
-        measure(h, o, "decrypt + decode", variants!(op_decrypt_decode, P), None),
+        measure(
+            h,
+            o,
+            "decrypt + decode",
+            variants!(op_decrypt_decode, P),
+            None,
+        ),
         measure(
             h,
             o,

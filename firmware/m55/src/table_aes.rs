@@ -206,6 +206,7 @@ impl PublicKeystream for TableAesCtr128 {
 }
 
 impl Keystream for TableAesCtr128 {
+    type Buffer = zeppelin::ByteBuffer;
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let mut key = [0u8; 16];
         key.copy_from_slice(&seed[..16]);

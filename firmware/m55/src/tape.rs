@@ -75,6 +75,7 @@ impl<const ID: usize> PublicKeystream for Record<ID> {
 }
 
 impl<const ID: usize> Keystream for Record<ID> {
+    type Buffer = zeppelin::ByteBuffer;
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let t = tapes();
         t.seed[ID] = *seed;
@@ -113,6 +114,7 @@ impl<const ID: usize> PublicKeystream for Replay<ID> {
 }
 
 impl<const ID: usize> Keystream for Replay<ID> {
+    type Buffer = zeppelin::ByteBuffer;
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let t = tapes();
         if t.seed[ID] != *seed {

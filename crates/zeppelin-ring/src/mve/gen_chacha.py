@@ -279,7 +279,7 @@ pub(super) const ASM_INSTRUCTIONS: usize = {count};
 /// `state[12] + i`, wrapping) into `out[16·i..16·i + 16]` (little-endian: the stream's bytes).
 ///
 /// # Safety
-/// `state` valid for reading 16 `u32`, `out` for writing 64 `u32` (16-byte aligned).
+/// `state` valid for reading 16 `u32`, `out` for writing 64 `u32` (word-aligned).
 #[inline(never)]
 pub(super) unsafe fn chacha20_blocks4_pass(state: *const u32, out: *mut u32) {{
     // SAFETY: the caller guarantees the ranges; every load is `state` + a constant (< 64),

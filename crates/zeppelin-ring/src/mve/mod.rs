@@ -320,7 +320,7 @@ impl ClientKernels for Mve {
 
     #[inline(always)]
     fn chacha20_blocks4(&self, state: &[u32; 16], out: &mut crate::chacha::Blocks4) {
-        // SAFETY: `state` is 16 words, `out` 256 bytes aligned to 16 (`Blocks4`), as the
+        // SAFETY: `state` is 16 words, `out` 256 bytes, word-aligned (`Blocks4`), as the
         // kernel needs; on this little-endian core its words are the stream's bytes.
         unsafe { chacha_kernel::chacha20_blocks4_pass(state.as_ptr(), out.0.as_mut_ptr().cast()) }
     }
