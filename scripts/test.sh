@@ -73,6 +73,7 @@ echo "== peer benchmark, short form (full form: bash scripts/peer_bench.sh) =="
 # The report checks, then the pipeline itself: bench/peer (tfhe-ntt, fhe.rs; its own workspace)
 # is built and every row timed once beside SEAL; no speed goal is asserted here.
 .venv/bin/python -m pytest -q tests/bench
+cargo test --release -q --manifest-path bench/peer/Cargo.toml --target-dir target
 bash scripts/peer_bench.sh --short
 
 echo "== Cortex-M55 firmware (QEMU mps3-an547) =="

@@ -28,6 +28,8 @@ use zeppelin_cli::bench::{timings_us, ClientBench, ClientOp, NttBench};
 use zeppelin_ring::{default_backend, NttBackend, NttTable};
 
 mod evaluator;
+#[cfg(target_arch = "x86_64")]
+mod floor;
 use evaluator::{ServerBench, ServerOp};
 
 /// The NTT sizes and their prime: one 27-bit prime `q ≡ 1 mod 2n` each (below 2^30, as
@@ -74,6 +76,20 @@ enum Kind {
     Client(ClientOp),
     /// An evaluator operation at Seal4096 (SEAL's side is timed by the driver).
     Server(ServerOp),
+    /// The bare butterfly arithmetic of one n = 4096 transform ([`floor`]).
+    ArithmeticFloor,
+}
+
+/// Whether the CPU runs the arithmetic-floor probe (x86-64 with AVX-512 F).
+fn floor_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        floor::available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }
 
 #[derive(Clone)]
@@ -109,6 +125,13 @@ fn operations() -> Vec<Op> {
                 });
             }
         }
+    }
+    if floor_available() {
+        ops.push(Op {
+            key: "ntt_arithmetic_floor_4096".to_string(),
+            side: Side::Ours,
+            kind: Kind::ArithmeticFloor,
+        });
     }
     for op in CLIENT_OPS {
         for side in [Side::Ours, Side::FheRs] {
@@ -298,6 +321,11 @@ impl Server {
             (Side::Ours, Kind::Client(c)) => self.client.run(c).map_err(|e| e.to_string()),
             (Side::FheRs, Kind::Client(c)) => self.fhe.run(c),
             (Side::Ours, Kind::Server(op)) => self.evaluator.run(op),
+            #[cfg(target_arch = "x86_64")]
+            (Side::Ours, Kind::ArithmeticFloor) => {
+                std::hint::black_box(floor::run(std::hint::black_box(op.key.len() as u32)));
+                Ok(())
+            }
             _ => Err(format!("no {} for {}", op.key, op.side.name())),
         }
     }
