@@ -22,8 +22,9 @@
 //! - Forward: Cooley–Tukey with the negacyclic twist merged (SEAL's map, bit-reversed
 //!   output); one broadcast twiddle per group while the butterfly distance spans a vector,
 //!   two such stages per pass over the data (four vectors in registers, which halves the
-//!   loads and stores: 12 % off the n = 4096 transform, 14 % at n = 16384), the stages below
-//!   a vector in one register pass (lane permutations between them); the last
+//!   loads and stores: about 11 % off the n = 4096 transform, 15 % at n = 16384; three per
+//!   pass measured slower), the stages below a vector in one register pass (lane
+//!   permutations between them); the last
 //!   stage halves its `x` until it is below `2q`, and its outputs are brought below `q` on
 //!   the way out.
 //! - Inverse: a decimation-in-time cyclic transform with `ψ^-2` on the bit-reversed
