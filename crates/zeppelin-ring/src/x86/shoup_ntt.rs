@@ -30,8 +30,9 @@
 //! - Inverse: a decimation-in-time cyclic transform with `ψ^-2` on the bit-reversed
 //!   evaluations (the same butterfly, so the same additive bounds, where a Gentleman–Sande
 //!   inverse doubles its bound each stage); the stages below a vector first, in one register
-//!   pass, then the wide ones two per pass as in the forward transform, and the last stage multiplies its outputs by `n^-1·ψ^-i` on the way out, which
-//!   undoes the twist, scales, and reduces below `q` without a pass of its own.
+//!   pass, then the wide ones two per pass as in the forward transform, and the last stage
+//!   multiplies its outputs by `n^-1·ψ^-i` on the way out, which undoes the twist, scales,
+//!   and reduces below `q` without a pass of its own.
 
 use super::lanes::{reduce_once, shoup_mul_lazy, Lanes};
 use crate::ntt::ShoupView;
@@ -250,10 +251,8 @@ pub(crate) unsafe fn forward<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
     // results are those of one stage at a time).
     while half >= width {
         if half >= 2 * width {
-            let halve_first = bound.halve_for_stage().map(|c| l.splat(c));
-            bound.after_stage();
-            let halve_second = bound.halve_for_stage().map(|c| l.splat(c));
-            bound.after_stage();
+            let halve_first = next_stage(l, &mut bound);
+            let halve_second = next_stage(l, &mut bound);
             let quarter = half / 2;
             for group in 0..groups {
                 // SAFETY: groups + group < 2·groups and 2·groups + 2·group + 1 < 4·groups <= n:
@@ -289,8 +288,7 @@ pub(crate) unsafe fn forward<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
             half /= 4;
             groups *= 4;
         } else {
-            let halve = bound.halve_for_stage().map(|c| l.splat(c));
-            bound.after_stage();
+            let halve = next_stage(l, &mut bound);
             for group in 0..groups {
                 // SAFETY: groups + group < 2·groups <= n: within the twiddle arrays.
                 let tw = unsafe { broadcast(l, w, ws, groups + group) };
@@ -362,8 +360,7 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
     }; MAX_SMALL];
     let mut count = 0;
     while half < width {
-        halve[count] = bound.halve_for_stage().map(|c| l.splat(c));
-        bound.after_stage();
+        halve[count] = next_stage(l, &mut bound);
         let mut w = [0u32; 16];
         let mut ws = [0u32; 16];
         for lane in 0..width {
@@ -393,11 +390,7 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
     // Two stages per pass while neither is the last (as in the forward transform, each
     // element meets the same operations in the same order as stage by stage).
     while 2 * half < n / 2 {
-        let halve_first = bound.halve_for_stage().map(|c| l.splat(c));
-        bound.after_stage();
-        let halve_second = bound.halve_for_stage().map(|c| l.splat(c));
-        bound.after_stage();
-        let halves = [halve_first, halve_second];
+        let halves = [next_stage(l, &mut bound), next_stage(l, &mut bound)];
         // Offset j of a block of 4·half: stage `half` pairs (a0, a1) and (a2, a3), both with
         // inverse[half + j]; stage `2·half` pairs (a0, a2) with inverse[2·half + j] and
         // (a1, a3) with inverse[3·half + j].
@@ -412,13 +405,7 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
         if by_offset {
             for j in (0..half).step_by(width) {
                 // SAFETY: 3·half + j + WIDTH <= 4·half <= n: within the twiddle arrays.
-                let tws = unsafe {
-                    [
-                        inverse_twiddle(l, t, half + j),
-                        inverse_twiddle(l, t, 2 * half + j),
-                        inverse_twiddle(l, t, 3 * half + j),
-                    ]
-                };
+                let tws = unsafe { inverse_radix4_twiddles(l, t, half, j) };
                 for base in (0..n).step_by(4 * half) {
                     // SAFETY: base + 3·half + j + WIDTH <= base + 4·half <= n.
                     unsafe {
@@ -431,11 +418,7 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
                 for j in (0..half).step_by(width) {
                     // SAFETY: as above.
                     unsafe {
-                        let tws = [
-                            inverse_twiddle(l, t, half + j),
-                            inverse_twiddle(l, t, 2 * half + j),
-                            inverse_twiddle(l, t, 3 * half + j),
-                        ];
+                        let tws = inverse_radix4_twiddles(l, t, half, j);
                         inverse_radix4(l, ptr, at(base, j), tws, halves, q, two_q);
                     }
                 }
@@ -443,9 +426,9 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
         }
         half *= 4;
     }
-    while half < n / 2 {
-        let halve = bound.halve_for_stage().map(|c| l.splat(c));
-        bound.after_stage();
+    // At most one stage of a vector or more is left before the last.
+    if half < n / 2 {
+        let halve = next_stage(l, &mut bound);
         if by_offset {
             for j in (0..half).step_by(width) {
                 // SAFETY: half + j + WIDTH <= 2·half <= n: within the twiddle arrays.
@@ -471,8 +454,7 @@ pub(crate) unsafe fn inverse<L: Lanes>(l: L, modulus: u32, t: &ShoupView<'_>, a:
     // The last stage (half = n/2 >= WIDTH, since n >= 2·WIDTH), its outputs multiplied on the
     // way out by the twist and n^-1 (one Shoup product, any 32-bit input) and brought below q:
     // no separate pass over the data.
-    let halve = bound.halve_for_stage().map(|c| l.splat(c));
-    bound.after_stage();
+    let halve = next_stage(l, &mut bound);
     for j in (0..half).step_by(width) {
         // SAFETY: j + WIDTH <= half and half + j + WIDTH <= n: within `a` and the tables.
         unsafe {
@@ -610,6 +592,37 @@ unsafe fn inverse_radix4<L: Lanes>(
             q,
             two_q,
         )
+    }
+}
+
+/// The halving constant of the next stage's `x` inputs, if it needs one (see
+/// [`LazyBound::halve_for_stage`]), with the bound moved past the stage.
+#[inline(always)]
+fn next_stage<L: Lanes>(l: L, bound: &mut LazyBound) -> Option<L::V> {
+    let halve = bound.halve_for_stage().map(|c| l.splat(c));
+    bound.after_stage();
+    halve
+}
+
+/// The three twiddle vectors of [`inverse_radix4`] at offset `j` of the stages `half` and
+/// `2·half`: `inverse[half + j]`, `inverse[2·half + j]`, `inverse[3·half + j]`.
+///
+/// # Safety
+/// `3·half + j + WIDTH <= n`, the tables' length.
+#[inline(always)]
+unsafe fn inverse_radix4_twiddles<L: Lanes>(
+    l: L,
+    t: &ShoupView<'_>,
+    half: usize,
+    j: usize,
+) -> [Twiddle<L::V>; 3] {
+    // SAFETY: the caller's contract.
+    unsafe {
+        [
+            inverse_twiddle(l, t, half + j),
+            inverse_twiddle(l, t, 2 * half + j),
+            inverse_twiddle(l, t, 3 * half + j),
+        ]
     }
 }
 
