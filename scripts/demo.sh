@@ -7,11 +7,12 @@
 #  2. BFV with Microsoft SEAL as the server: device encrypts -> SEAL computes (square,
 #     relinearize, rotate, mod switch) -> device decrypts, every slot checked (scripts/demo.py).
 #  3. The OpenFHE-exact EvalMult + BV relinearization engine on the shared OpenFHE vectors.
-#  4. The peer benchmark: the NTT, the client and the server against tfhe-ntt, fhe.rs and SEAL
-#     in one run (scripts/peer_bench.sh; its report goes to a temporary directory).
+# The peer benchmark (the NTT, the client and the server against tfhe-ntt, fhe.rs and SEAL in
+# one run) is a command of its own: bash scripts/peer_bench.sh (its build of the peers takes
+# minutes). Set-up here installs only what these three need (scripts/setup.sh --demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --demo
 cargo build --release -q -p zeppelin-cli
 export ZEPPELIN_BIN="$PWD/target/release/zeppelin"
 
@@ -31,5 +32,4 @@ vectors="${ZEPPELIN_VECTORS:-../shared/vectors}/openfhe-bv-n4096-l4-b2"
 "$ZEPPELIN_BIN" evalmult --in "$vectors" --out "$out" --check
 
 echo
-echo "== 4. Zeppelin vs tfhe-ntt, fhe.rs and SEAL on this host =="
-bash scripts/peer_bench.sh --out "$out/peer-bench"
+echo "The peer benchmark: bash scripts/peer_bench.sh"

@@ -18,12 +18,16 @@ if [ ! -x "$python" ]; then
     exit 1
 fi
 
-cargo build --release -q -p zeppelin-cli
+# A caller that built the CLI already (scripts/test.sh: its test build) names it in ZEPPELIN_BIN.
+if [ -z "${ZEPPELIN_BIN:-}" ]; then
+    cargo build --release -q -p zeppelin-cli
+    ZEPPELIN_BIN="$PWD/target/release/zeppelin"
+fi
 # The root target directory: the crates both builds share (same versions, features and release
 # profile) are compiled once. Not --locked: when a library gains a dependency, cargo adds it to
 # bench/peer/Cargo.lock and keeps every other version.
 cargo build --release -q --manifest-path bench/peer/Cargo.toml --target-dir target
 
-ZEPPELIN_BIN="$PWD/target/release/zeppelin" \
+ZEPPELIN_BIN="$ZEPPELIN_BIN" \
 PEER_BIN="$PWD/target/release/zeppelin-peer-bench" \
     exec "$python" scripts/peer_bench.py "$@"
