@@ -51,13 +51,31 @@ M55_CONTROLS = [
     ("leaky Helium gather (vldrw.u32 q0, [t, q1] at secret offsets)", 202, "mem"),
 ]
 M33_OPS = []
+# CCA2 decryption under every configuration a user can name (issue 31): ConstantTime and
+# Hardened, each with a plain and a masked key. Pairs compare a valid against a tampered
+# (another key's) ciphertext, or two rejections.
 for set_no in (1, 2, 3):
     M33_OPS += [
         (f"Set {set_no} CPA decrypt (ConstantTime)", 16 * set_no + 1, True),
         (f"Set {set_no} CPA decrypt (Hardened)", 16 * set_no + 2, True),
+        (f"Set {set_no} CCA2 decrypt (ConstantTime)", 16 * set_no + 5, True),
         (f"Set {set_no} CCA2 decrypt (Hardened)", 16 * set_no + 3, True),
+        (f"Set {set_no} CCA2 masked decrypt (ConstantTime)", 16 * set_no + 6, True),
         (f"Set {set_no} CCA2 masked decrypt (Hardened)", 16 * set_no + 4, True),
+        (f"Set {set_no} CCA2 valid vs tampered, one key (ConstantTime)", 16 * set_no + 9, True),
+        (f"Set {set_no} CCA2 valid vs tampered, one key (Hardened)", 16 * set_no + 10, True),
+        (f"Set {set_no} CCA2 masked valid vs tampered, one key (ConstantTime)", 16 * set_no + 11, True),
+        (f"Set {set_no} CCA2 masked valid vs tampered, one key (Hardened)", 16 * set_no + 12, True),
     ]
+# The test image's fault entry points (firmware/m33/src/fault_entry.rs), whose inlined
+# copies of cca::decrypt the binary check (security/cca-branch) inspects.
+M33_OPS += [
+    ("Set 1 CCA2 fault_entry_decrypt_set1_unhardened (ConstantTime, inlined)", 16 + 7, True),
+    ("Set 1 CCA2 fault_entry_decrypt_set1 (Hardened)", 16 + 8, True),
+    ("Set 1 CCA2 fault_entry_decrypt_set1_unhardened, valid vs tampered, one key (ConstantTime)",
+     16 + 13, True),
+    ("Set 1 CCA2 fault_entry_decrypt_set1, valid vs tampered, one key (Hardened)", 16 + 14, True),
+]
 M33_CONTROLS = [
     ("leaky branch (beq on a secret bit)", 200, "pc"),
     ("leaky load (ldr at a secret index)", 201, "mem"),
@@ -280,6 +298,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ctrace-") as workdir:
         for core, elf, ops, controls in (("M55", ARGS.m55, M55_OPS, M55_CONTROLS),
                                          ("M33", ARGS.m33, M33_OPS, M33_CONTROLS)):
+            if ARGS.only and not any(ARGS.only in f"{core} {x[0]}" for x in ops + controls):
+                continue
             syms = symbols(elf)
             ranges = function_ranges(elf)
             helium = helium_pcs(elf) if core == "M55" else set()
