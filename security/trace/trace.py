@@ -82,6 +82,28 @@ M33_CONTROLS = [
     ("the crate's Branchy stage-1 CPA decrypt, Set 1", 199, "pc"),
 ]
 
+# The C library's trace image (firmware/c/src/trace.c), one per board: the C ABI's secret
+# paths called from C (RBLWE CCA2 decryption in its three key forms, Sets 1-3; BFV Seal4096
+# encryption and decryption). RBLWE pairs alternate: even pairs one key, valid against
+# one-bit-tampered ciphertext; odd pairs two keys, one ciphertext.
+C_OPS = []
+for set_no in (1, 2, 3):
+    C_OPS += [
+        (f"RBLWE Set {set_no} CCA2 decrypt, key bytes (zeppelin_rblwe_cca_decrypt)", 16 * set_no + 1, True),
+        (f"RBLWE Set {set_no} CCA2 decrypt, key object (zeppelin_rblwe_cca_key_decrypt)", 16 * set_no + 2, True),
+        (f"RBLWE Set {set_no} CCA2 decrypt, masked key (zeppelin_rblwe_cca_masked_decrypt)", 16 * set_no + 3, True),
+    ]
+C_OPS += [
+    ("BFV Seal4096 symmetric encrypt (zeppelin_encrypt_symmetric)", 100, True),
+    ("BFV Seal4096 public-key encrypt (zeppelin_encrypt_public)", 101, True),
+    ("BFV Seal4096 decrypt (zeppelin_decrypt)", 102, True),
+]
+C_CONTROLS = [
+    ("leaky branch (beq on a secret bit, C image)", 200, "pc"),
+    ("leaky load (ldr at a secret index, C image)", 201, "mem"),
+]
+MACHINES = {"M55": M55_MACHINE, "M33": M33_MACHINE, "C/M55": M55_MACHINE, "C/M33": M33_MACHINE}
+
 WINDOW = re.compile(r"window (\d+) insns (\d+) mems (\d+) pc ([0-9a-f]{48}) mem ([0-9a-f]{48})")
 TRACE = re.compile(r"TRACE op (\d+) pairs (\d+) differing-outputs (\d+) failures (\d+)")
 
@@ -147,8 +169,8 @@ def make_input(op, pairs, rng):
 
 
 def run_op(core, elf, syms, op, pairs, workdir, dump_max):
-    machine = M55_MACHINE if core == "M55" else M33_MACHINE
-    tag = f"{core}-{op}"
+    machine = MACHINES[core]
+    tag = f"{core.replace('/', '-')}-{op}"
     inp = os.path.join(workdir, f"{tag}.bin")
     win = os.path.join(workdir, f"{tag}.windows")
     dump = os.path.join(workdir, f"{tag}.w")
@@ -168,9 +190,12 @@ def run_op(core, elf, syms, op, pairs, workdir, dump_max):
             m = WINDOW.match(line)
             if m:
                 windows.append((int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)))
-    m = TRACE.search(proc.stdout)
+    # The Rust images print through SYS_WRITE (stdout), the C image through SYS_WRITE0,
+    # which QEMU sends to stderr.
+    m = TRACE.search(proc.stdout) or TRACE.search(proc.stderr)
     result = {
-        "exit": proc.returncode, "seconds": seconds, "windows": windows, "stdout": proc.stdout,
+        "exit": proc.returncode, "seconds": seconds, "windows": windows,
+        "stdout": proc.stdout + proc.stderr,
         "differing": int(m.group(3)) if m else -1, "failures": int(m.group(4)) if m else -1,
         "dump": dump, "cmd": cmd,
     }
@@ -282,6 +307,8 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--m55", required=True)
     ap.add_argument("--m33", required=True)
+    ap.add_argument("--c-m55", help="the C library's trace image for the M55 (firmware/c)")
+    ap.add_argument("--c-m33", help="the C library's trace image for the M33 (firmware/c)")
     ap.add_argument("--pairs", type=int, default=100)
     ap.add_argument("--control-pairs", type=int, default=16)
     ap.add_argument("--extra-pairs", type=int, default=10)
@@ -296,13 +323,17 @@ def main():
     rows, control_rows = [], []
     t_start = time.time()
     with tempfile.TemporaryDirectory(prefix="ctrace-") as workdir:
-        for core, elf, ops, controls in (("M55", ARGS.m55, M55_OPS, M55_CONTROLS),
-                                         ("M33", ARGS.m33, M33_OPS, M33_CONTROLS)):
+        images = [("M55", ARGS.m55, M55_OPS, M55_CONTROLS), ("M33", ARGS.m33, M33_OPS, M33_CONTROLS)]
+        if ARGS.c_m55:
+            images.append(("C/M55", ARGS.c_m55, C_OPS, C_CONTROLS))
+        if ARGS.c_m33:
+            images.append(("C/M33", ARGS.c_m33, C_OPS, C_CONTROLS))
+        for core, elf, ops, controls in images:
             if ARGS.only and not any(ARGS.only in f"{core} {x[0]}" for x in ops + controls):
                 continue
             syms = symbols(elf)
             ranges = function_ranges(elf)
-            helium = helium_pcs(elf) if core == "M55" else set()
+            helium = helium_pcs(elf) if core.endswith("M55") else set()
             for name, op, named in ops:
                 if ARGS.only and ARGS.only not in f"{core} {name}":
                     continue
@@ -310,7 +341,7 @@ def main():
                 res = run_op(core, elf, syms, op, pairs, workdir, 2)
                 complete, pc_eq, mem_eq, insns, mems, distinct = compare(res, pairs)
                 hash_ok = check_dump_hashes(res, 2)
-                mve = helium_count(res, helium) if core == "M55" and res["windows"] else 0
+                mve = helium_count(res, helium) if core.endswith("M55") and res["windows"] else 0
                 ok = (res["exit"] == 0 and complete and pc_eq == pairs
                       and mem_eq == pairs and hash_ok and res["differing"] == pairs)
                 where = ""
