@@ -396,7 +396,7 @@ def main():
 
 def write_report(rows, control_rows, failures, total):
     lines = [
-        "## Trace equivalence on the emulated cores (constant time, issue 11 item 3)",
+        "## Trace equivalence on the emulated cores (constant time, issues 11 and 31)",
         "",
         f"Form: **{ARGS.form}**, {ARGS.pairs} pairs per operation that issue 11 names, "
         f"{min(ARGS.pairs, ARGS.extra_pairs)} per extra operation (decrypt seeded, encoder, key "
@@ -404,7 +404,9 @@ def write_report(rows, control_rows, failures, total):
         f"{' --short' if ARGS.form == 'short' else ''}`.",
         "",
         "How: each core's trace image (`firmware/m55/src/bin/trace.rs`, Seal4096 on the Helium "
-        "backend; `firmware/m33/src/bin/trace.rs`, RBLWE Sets 1-3) reads its inputs from "
+        "backend; `firmware/m33/src/bin/trace.rs`, RBLWE Sets 1-3; the C library's "
+        "`firmware/c/src/trace.c`, linked against `libzeppelin.a` for each board and calling the "
+        "C ABI from C) reads its inputs from "
         "`CTRACE_INPUT_ADDR` (RAM outside the image), written by QEMU's `-device loader` from random bytes (`os.urandom`): "
         "per pair one public block and two secret blocks (key seed, secret-stream seed, message "
         "seed; on the M33 also the masking-randomness pool seed). Both windows of a pair see "
@@ -417,6 +419,18 @@ def write_report(rows, control_rows, failures, total):
         "rotate-multiply lanes and the record count; one differing record always changes it) "
         "is checked per operation against the raw streams of its first pair, dumped: rehashed "
         "in Python where short, and equal dumps <=> equal hashes.",
+        "",
+        "CCA2 decryption is traced under every configuration a user can name (`ConstantTime`, "
+        "`Hardened`; plain and masked key) with two kinds of pair: the two sides' keys on one "
+        "ciphertext (encrypted to side 0, side 1 or neither), and one key on the valid ciphertext "
+        "against the same ciphertext with one bit flipped (in c1, c2, c3 or c4 by pair; the "
+        "validity bit is then the only secret difference, the plaintext-checking oracle). "
+        "The `fault_entry_*` rows run the test image's C-callable entry points "
+        "(`firmware/m33/src/fault_entry.rs`): `fault_entry_decrypt_set1_unhardened` is the "
+        "inlined `cca::decrypt::<Set1, ConstantTime, ..>` whose post-selection `bne` issue 31 "
+        "asks about (security/cca-branch). The C rows alternate the two kinds of pair (even "
+        "pairs one key, valid vs tampered; odd pairs two keys); the C ABI's RBLWE is `Hardened` "
+        "(its only configuration).",
         "",
         "Columns: instructions and memory accesses per trace (one value if all traces have it), "
         "Helium = MVE instructions executed in the first trace (addresses of q-register and "
