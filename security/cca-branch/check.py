@@ -88,10 +88,27 @@ def parse_listing(text: str) -> list[Instance]:
     return out
 
 
-def disassemble(tool: str, binary: str) -> str:
-    res = subprocess.run([tool, "-d", "-C", "--no-show-raw-insn", binary],
-                         capture_output=True, text=True, check=True)
-    return res.stdout
+def disassemble(tool: str, binary: str, spans: list[tuple[int, int]] | None = None) -> str:
+    """objdump -d of the whole binary, or of the address spans only (one run each)."""
+    if spans is None:
+        return subprocess.run([tool, "-d", "-C", "--no-show-raw-insn", binary],
+                              capture_output=True, text=True, check=True).stdout
+    return "\n".join(subprocess.run(
+        [tool, "-d", "-C", "--no-show-raw-insn", f"--start-address={lo:#x}", f"--stop-address={hi:#x}", binary],
+        capture_output=True, text=True, check=True).stdout for lo, hi in spans)
+
+
+def spans_of(copies: list["Copy"], before: int = 0x4000, after: int = 0x1000) -> list[tuple[int, int]]:
+    """Merged address spans around the copies (room before for the enclosing function's
+    register set-up that the x86 call resolution follows, after for the notes)."""
+    out: list[tuple[int, int]] = []
+    for c in sorted(copies, key=lambda c: c.low):
+        lo, hi = max(0, c.low - before), c.high + after
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 X86_FULL = {f"%e{r}": f"%r{r}" for r in ("ax", "bx", "cx", "dx", "si", "di", "bp", "sp")}
@@ -352,16 +369,27 @@ class Copy:
 def dwarf_copies(binary: str) -> list[Copy]:
     """Every concrete copy of decrypt_inner (or of its closure, when that is out of line and
     not inside a copy) in the binary's .debug_info, via llvm-dwarfdump (text, filtered)."""
-    dump = subprocess.Popen(["llvm-dwarfdump", "--debug-info", binary], stdout=subprocess.PIPE,
-                            text=True, errors="replace")
-    keep = re.compile(r"DW_TAG_|DW_AT_(abstract_origin|linkage_name|name|low_pc|high_pc|ranges)\b|^\s+\[0x")
+    dump = subprocess.Popen(["llvm-dwarfdump", "--debug-info", binary], stdout=subprocess.PIPE)
+    # Only the DIEs that name decrypt_inner and their neighbourhood (a fixed-string grep is
+    # much faster than Python over the host binary's ~1 GB dump): the tag line comes at most
+    # a few lines before the name, the address ranges right after it.
+    grep = subprocess.Popen(["grep", "-F", "-B6", "-A60", INNER], stdin=dump.stdout,
+                            stdout=subprocess.PIPE, text=True, errors="replace")
+    assert dump.stdout is not None
+    dump.stdout.close()
+    keep = re.compile(r"^--$|DW_TAG_|DW_AT_(abstract_origin|linkage_name|name|low_pc|high_pc|ranges)\b|^\s+\[0x")
     names: dict[int, str] = {}  # abstract DIE offset -> readable name (for decrypt_inner DIEs)
     dies = []  # (offset, tag, origin-or-linkage, ranges)
     cur = None
     in_ranges = False
-    assert dump.stdout is not None
-    for line in dump.stdout:
+    assert grep.stdout is not None
+    for line in grep.stdout:
         if not keep.search(line):
+            continue
+        if line.startswith("--"):  # a gap between grep's excerpts: no DIE spans it
+            if cur:
+                dies.append(cur)
+            cur, in_ranges = None, False
             continue
         m = DIE.match(line)
         if m:
@@ -397,6 +425,7 @@ def dwarf_copies(binary: str) -> list[Copy]:
             cur["ranges"] += [(int(a, 16), int(b, 16)) for a, b in RANGE.findall(line)]
     if cur:
         dies.append(cur)
+    grep.wait()
     if dump.wait() != 0:
         raise RuntimeError(f"llvm-dwarfdump failed on {binary}")
     for d in dies:
@@ -486,9 +515,21 @@ def tail_branches(insns: list[Insn], start: int, stop: int) -> list[str]:
     return out
 
 
-def run_dwarf(binary: str, listing: str, arch: str, label: str) -> int:
-    """Checks every decrypt_inner copy the DWARF of `binary` names (see the module doc)."""
+def run_dwarf(binary: str, arch: str, label: str, none_expected: bool = False) -> int:
+    """Checks every decrypt_inner copy the DWARF of `binary` names (see the module doc).
+    With `none_expected` (an image without CCA2, e.g. a CPA-only size probe), there must be
+    no copy and the line table must place the selection line nowhere."""
     copies = dwarf_copies(binary)
+    if none_expected:
+        sel = selection_addresses(binary)
+        ok = not copies and not sel
+        print(f"{'PASS' if ok else 'FAIL'} {label}: {len(copies)} copies of rblwe::cca::decrypt_inner in the DWARF "
+              f"and {len(sel)} line-table addresses of the selection line (none expected: no CCA2 in this image)")
+        return 0 if ok else 1
+    if arch == "m33":
+        listing = disassemble("arm-none-eabi-objdump", binary, spans_of(copies))
+    else:
+        listing = resolve_x86_calls(binary, disassemble("objdump", binary, spans_of(copies)))
     insns, owner = all_insns(listing)
     if not copies:
         print(f"FAIL {label}: no copy of rblwe::cca::decrypt_inner in the DWARF")
@@ -536,6 +577,8 @@ def main() -> int:
     ap.add_argument("--m33", action="append", default=[],
                     help="Arm (Thumb-2) ELF, M33 or M55 (arm-none-eabi-objdump); LABEL=PATH or PATH; repeatable")
     ap.add_argument("--host", action="append", default=[], help="x86-64 host binary (objdump); LABEL=PATH or PATH")
+    ap.add_argument("--m33-none", action="append", default=[],
+                    help="Arm ELF that must hold no copy (no CCA2 in it); LABEL=PATH or PATH; repeatable")
     ap.add_argument("--listing", help="a saved objdump -d -C --no-show-raw-insn listing")
     ap.add_argument("--arch", choices=("m33", "x86"))
     a = ap.parse_args()
@@ -547,13 +590,14 @@ def main() -> int:
             status |= run(f.read(), a.arch, a.listing)
     for spec in a.m33:
         label, _, path = spec.rpartition("=")
-        status |= run_dwarf(path, disassemble("arm-none-eabi-objdump", path), "m33",
-                            f"M33 {label or path.rsplit('/', 1)[-1]}")
+        status |= run_dwarf(path, "m33", f"M33 {label or path.rsplit('/', 1)[-1]}")
+    for spec in a.m33_none:
+        label, _, path = spec.rpartition("=")
+        status |= run_dwarf(path, "m33", f"M33 {label or path.rsplit('/', 1)[-1]}", none_expected=True)
     for spec in a.host:
         label, _, path = spec.rpartition("=")
-        listing = resolve_x86_calls(path, disassemble("objdump", path))
-        status |= run_dwarf(path, listing, "x86", f"host {label or path.rsplit('/', 1)[-1]}")
-    if not (a.listing or a.m33 or a.host):
+        status |= run_dwarf(path, "x86", f"host {label or path.rsplit('/', 1)[-1]}")
+    if not (a.listing or a.m33 or a.host or a.m33_none):
         ap.error("nothing to check")
     return status
 
