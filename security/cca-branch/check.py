@@ -19,8 +19,19 @@ notes), e.g. the 64-byte output loops of Set 3:
 An instance whose call structure is not recognised (other than 4 or 8 comparison calls
 before the cross-check) is a failure too, so the check cannot pass vacuously.
 
+Instances are found in the binary's DWARF (issue 31): every concrete copy of
+`rblwe::cca::decrypt_inner` (the function that holds the comparisons and the selection),
+out of line (DW_TAG_subprogram with code) or inlined (DW_TAG_inlined_subroutine, e.g. in
+the fault entries, the size probes, the C library's entry points), with its address ranges;
+`cca::decrypt` is `#[inline(always)]`, so every call site of it has its own copy. Without
+fault hardening the window ends at the end of the `decrypt_inner` copy (its last output
+store); conditional branches after it, in the enclosing decryption (the erase of `out` on
+an error result), are listed as notes. Every address that the line table attributes to the
+selection line of cca.rs must lie in a checked copy, so that no copy is missed.
+
 Usage:
   check.py --m33 ELF [--host BIN]         check binaries (exit 1 on any finding)
+  check.py --m33 ELF --label NAME          ... with a label for the output lines
   check.py --listing FILE --arch {m33,x86} check a pinned objdump listing (negative control)
 """
 
@@ -77,10 +88,27 @@ def parse_listing(text: str) -> list[Instance]:
     return out
 
 
-def disassemble(tool: str, binary: str) -> str:
-    res = subprocess.run([tool, "-d", "-C", "--no-show-raw-insn", binary],
-                         capture_output=True, text=True, check=True)
-    return res.stdout
+def disassemble(tool: str, binary: str, spans: list[tuple[int, int]] | None = None) -> str:
+    """objdump -d of the whole binary, or of the address spans only (one run each)."""
+    if spans is None:
+        return subprocess.run([tool, "-d", "-C", "--no-show-raw-insn", binary],
+                              capture_output=True, text=True, check=True).stdout
+    return "\n".join(subprocess.run(
+        [tool, "-d", "-C", "--no-show-raw-insn", f"--start-address={lo:#x}", f"--stop-address={hi:#x}", binary],
+        capture_output=True, text=True, check=True).stdout for lo, hi in spans)
+
+
+def spans_of(copies: list["Copy"], before: int = 0x4000, after: int = 0x1000) -> list[tuple[int, int]]:
+    """Merged address spans around the copies (room before for the enclosing function's
+    register set-up that the x86 call resolution follows, after for the notes)."""
+    out: list[tuple[int, int]] = []
+    for c in sorted(copies, key=lambda c: c.low):
+        lo, hi = max(0, c.low - before), c.high + after
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 X86_FULL = {f"%e{r}": f"%r{r}" for r in ("ax", "bx", "cx", "dx", "si", "di", "bp", "sp")}
@@ -312,10 +340,245 @@ def run(listing: str, arch: str, label: str) -> int:
     return 1 if failed else 0
 
 
+# ---- instances from DWARF (issue 31) ----------------------------------------------------
+
+INNER = "5rblwe3cca13decrypt_inner"  # in both v0 (_R...) and legacy (_ZN...) mangled names
+DIE = re.compile(r"^0x([0-9a-f]+):\s+DW_TAG_(\w+)")
+ATTR = re.compile(r"^\s+DW_AT_(\w+)\s+\((.*)$")
+RANGE = re.compile(r"\[0x([0-9a-f]+), 0x([0-9a-f]+)\)")
+SELECTION_LINE = "*o = r ^ ((m ^ r) & mask_forward & mask_reverse);"
+
+
+@dataclass
+class Copy:
+    """One concrete copy of decrypt_inner: its DIE, name and address ranges."""
+    die: int
+    tag: str
+    name: str
+    ranges: list[tuple[int, int]]
+
+    @property
+    def low(self) -> int:
+        return min(a for a, _ in self.ranges)
+
+    @property
+    def high(self) -> int:
+        return max(b for _, b in self.ranges)
+
+
+def dwarf_copies(binary: str) -> list[Copy]:
+    """Every concrete copy of decrypt_inner (or of its closure, when that is out of line and
+    not inside a copy) in the binary's .debug_info, via llvm-dwarfdump (text, filtered)."""
+    dump = subprocess.Popen(["llvm-dwarfdump", "--debug-info", binary], stdout=subprocess.PIPE)
+    # Only the DIEs that name decrypt_inner and their neighbourhood (a fixed-string grep is
+    # much faster than Python over the host binary's ~1 GB dump): the tag line comes at most
+    # a few lines before the name, the address ranges right after it.
+    grep = subprocess.Popen(["grep", "-F", "-B6", "-A60", INNER], stdin=dump.stdout,
+                            stdout=subprocess.PIPE, text=True, errors="replace")
+    assert dump.stdout is not None
+    dump.stdout.close()
+    keep = re.compile(r"^--$|DW_TAG_|DW_AT_(abstract_origin|linkage_name|name|low_pc|high_pc|ranges)\b|^\s+\[0x")
+    names: dict[int, str] = {}  # abstract DIE offset -> readable name (for decrypt_inner DIEs)
+    dies = []  # (offset, tag, origin-or-linkage, ranges)
+    cur = None
+    in_ranges = False
+    assert grep.stdout is not None
+    for line in grep.stdout:
+        if not keep.search(line):
+            continue
+        if line.startswith("--"):  # a gap between grep's excerpts: no DIE spans it
+            if cur:
+                dies.append(cur)
+            cur, in_ranges = None, False
+            continue
+        m = DIE.match(line)
+        if m:
+            if cur:
+                dies.append(cur)
+            cur = {"off": int(m.group(1), 16), "tag": m.group(2), "link": "", "name": "",
+                   "origin": None, "low": None, "high": None, "ranges": []}
+            in_ranges = False
+            continue
+        if cur is None:
+            continue
+        m = ATTR.match(line)
+        if m:
+            key, val = m.group(1), m.group(2)
+            in_ranges = key == "ranges"
+            if key == "abstract_origin":
+                mo = re.match(r'0x([0-9a-f]+) "(.*)"\)', val)
+                if mo:
+                    cur["origin"] = int(mo.group(1), 16)
+                    cur["link"] = mo.group(2)
+            elif key == "linkage_name":
+                cur["link"] = val.strip('()"')
+            elif key == "name":
+                cur["name"] = val.strip('()"')
+            elif key == "low_pc":
+                cur["low"] = int(val.strip("()"), 16)
+            elif key == "high_pc":
+                cur["high"] = int(val.strip("()"), 16)
+            elif key == "ranges":
+                cur["ranges"] += [(int(a, 16), int(b, 16)) for a, b in RANGE.findall(val)]
+            continue
+        if in_ranges:
+            cur["ranges"] += [(int(a, 16), int(b, 16)) for a, b in RANGE.findall(line)]
+    if cur:
+        dies.append(cur)
+    grep.wait()
+    if dump.wait() != 0:
+        raise RuntimeError(f"llvm-dwarfdump failed on {binary}")
+    for d in dies:
+        if INNER in d["link"] and d["origin"] is None and d["name"]:
+            names[d["off"]] = d["name"]
+    copies, closures = [], []
+    for d in dies:
+        if d["tag"] not in ("subprogram", "inlined_subroutine") or INNER not in d["link"]:
+            continue
+        ranges = d["ranges"] or ([(d["low"], d["high"])] if d["low"] is not None and d["high"] else [])
+        ranges = [(a, b) for a, b in ranges if b > a and a != 0]
+        if not ranges:
+            continue  # an abstract (inlined-only) DIE: no code of its own
+        name = names.get(d["origin"], d["name"] or d["link"])
+        c = Copy(d["off"], d["tag"], name, ranges)
+        (closures if "closure" in name or d["link"].startswith("_RNC") else copies).append(c)
+    for c in closures:
+        if not any(o.low <= c.low and c.high <= o.high for o in copies):
+            copies.append(c)  # an out-of-line closure: the body is checked where it is
+    return sorted(copies, key=lambda c: c.low)
+
+
+def selection_addresses(binary: str) -> set[int]:
+    """Addresses that the line table attributes to the selection line of cca.rs."""
+    line_no = None
+    here = __file__.rsplit("/security/", 1)[0]
+    try:
+        with open(f"{here}/crates/rblwe/src/cca.rs") as f:
+            for k, text in enumerate(f, 1):
+                if SELECTION_LINE in text:
+                    line_no = k
+    except OSError:
+        return set()
+    if line_no is None:
+        return set()
+    out = subprocess.run(["llvm-dwarfdump", "--debug-line", binary], capture_output=True,
+                         text=True, errors="replace", check=True).stdout
+    # Rows: "0x<addr> <line> <col> <file> ..." under a file-name table per sequence.
+    files: dict[int, str] = {}
+    addrs = set()
+    cur_file = None
+    for line in out.splitlines():
+        m = re.match(r"^file_names\[\s*(\d+)\]:", line)
+        if m:
+            cur_file = int(m.group(1))
+            continue
+        m = re.match(r'^\s+name: "(.*)"', line)
+        if m and cur_file is not None:
+            files[cur_file] = m.group(1)
+            continue
+        if line.startswith("debug_line["):
+            files = {}
+            continue
+        m = re.match(r"^0x([0-9a-f]{8,16})\s+(\d+)\s+\d+\s+(\d+)\s", line)
+        if m and int(m.group(2)) == line_no and files.get(int(m.group(3)), "").endswith("cca.rs"):
+            addrs.add(int(m.group(1), 16))
+    return addrs
+
+
+def all_insns(listing: str) -> tuple[list[Insn], dict[int, str]]:
+    """Every instruction of a listing in address order, and each address's function."""
+    insns, owner = [], {}
+    func = "?"
+    for line in listing.splitlines():
+        m = FUNC.match(line.strip())
+        if m:
+            func = m.group(2)
+            continue
+        m = LINE.match(line)
+        if m and ":" in line:
+            i = Insn(int(m.group(1), 16), m.group(2), m.group(3).strip(), line.strip())
+            insns.append(i)
+            owner[i.addr] = func
+    insns.sort(key=lambda i: i.addr)
+    return insns, owner
+
+
+def tail_branches(insns: list[Insn], start: int, stop: int) -> list[str]:
+    """Conditional branches in [start, stop) with the instructions that set their flags and
+    load their operand (for the notes on the code after an unhardened copy)."""
+    out = []
+    seq = [i for i in insns if start <= i.addr < stop]
+    for k, i in enumerate(seq):
+        if THUMB_COND.match(i.mnemonic) or X86_COND.match(i.mnemonic) or i.mnemonic.split(".")[0] in ("cbz", "cbnz"):
+            ctx = " ; ".join(x.text.split(":", 1)[1].strip().replace("\t", " ") for x in seq[max(0, k - 3):k + 1])
+            out.append(f"{i.addr:#x}: {ctx}")
+    return out
+
+
+def run_dwarf(binary: str, arch: str, label: str, none_expected: bool = False) -> int:
+    """Checks every decrypt_inner copy the DWARF of `binary` names (see the module doc).
+    With `none_expected` (an image without CCA2, e.g. a CPA-only size probe), there must be
+    no copy and the line table must place the selection line nowhere."""
+    copies = dwarf_copies(binary)
+    if none_expected:
+        sel = selection_addresses(binary)
+        ok = not copies and not sel
+        print(f"{'PASS' if ok else 'FAIL'} {label}: {len(copies)} copies of rblwe::cca::decrypt_inner in the DWARF "
+              f"and {len(sel)} line-table addresses of the selection line (none expected: no CCA2 in this image)")
+        return 0 if ok else 1
+    if arch == "m33":
+        listing = disassemble("arm-none-eabi-objdump", binary, spans_of(copies))
+    else:
+        listing = resolve_x86_calls(binary, disassemble("objdump", binary, spans_of(copies)))
+    insns, owner = all_insns(listing)
+    if not copies:
+        print(f"FAIL {label}: no copy of rblwe::cca::decrypt_inner in the DWARF")
+        return 1
+    failed = 0
+    covered: set[int] = set()
+    for c in copies:
+        body = [i for i in insns if c.low <= i.addr < c.high]
+        inst = Instance(c.name, c.low, body)
+        where = owner.get(c.low, "?")
+        kind = "inlined in" if c.tag == "inlined_subroutine" else "out of line:"
+        head = f"{label} {c.name} {kind} {where} @ {c.low:#x}"
+        problems, window, notes = check_instance(inst, arch)
+        covered.update(i.addr for i in body)
+        if problems:
+            failed += 1
+            print(f"FAIL {head}")
+            for p in problems:
+                print(f"     {p}")
+        else:
+            print(f"PASS {head}: window {window[0].addr:#x}..{window[-1].addr:#x}, {len(window)} "
+                  f"instructions, no conditional branch on data ({len(notes)} counted-loop back-edges)")
+            calls = sum(1 for i in body if is_compare_call(i))
+            if calls == 4:
+                # Unhardened: what follows the copy in its function, up to the function's end.
+                end = next((i.addr for i in insns if i.addr >= c.high and owner.get(i.addr) != where), c.high + 0x200)
+                for t in tail_branches(insns, c.high, min(end, c.high + 0x200))[:3]:
+                    print(f"     note: conditional branch after the copy, outside the window: {t}")
+        for n in notes:
+            print(f"     note: {n}")
+    sel = selection_addresses(binary)
+    missed = sorted(a for a in sel if a not in covered and not any(c.low <= a < c.high for c in copies))
+    if missed:
+        failed += 1
+        print(f"FAIL {label}: the line table puts the selection line at {len(missed)} address(es) "
+              f"outside every checked copy, first {missed[0]:#x} ({owner.get(missed[0], '?')})")
+    else:
+        print(f"{label}: line table: {len(sel)} address(es) of the selection line, all inside checked copies")
+    print(f"{label}: {len(copies) - failed} of {len(copies)} copies pass")
+    return 1 if failed else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--m33", help="Cortex-M33 ELF (arm-none-eabi-objdump)")
-    ap.add_argument("--host", help="x86-64 host binary (objdump)")
+    ap.add_argument("--m33", action="append", default=[],
+                    help="Arm (Thumb-2) ELF, M33 or M55 (arm-none-eabi-objdump); LABEL=PATH or PATH; repeatable")
+    ap.add_argument("--host", action="append", default=[], help="x86-64 host binary (objdump); LABEL=PATH or PATH")
+    ap.add_argument("--m33-none", action="append", default=[],
+                    help="Arm ELF that must hold no copy (no CCA2 in it); LABEL=PATH or PATH; repeatable")
     ap.add_argument("--listing", help="a saved objdump -d -C --no-show-raw-insn listing")
     ap.add_argument("--arch", choices=("m33", "x86"))
     a = ap.parse_args()
@@ -325,12 +588,16 @@ def main() -> int:
             ap.error("--listing needs --arch")
         with open(a.listing) as f:
             status |= run(f.read(), a.arch, a.listing)
-    if a.m33:
-        status |= run(disassemble("arm-none-eabi-objdump", a.m33), "m33", "M33")
-    if a.host:
-        listing = resolve_x86_calls(a.host, disassemble("objdump", a.host))
-        status |= run(listing, "x86", "host")
-    if not (a.listing or a.m33 or a.host):
+    for spec in a.m33:
+        label, _, path = spec.rpartition("=")
+        status |= run_dwarf(path, "m33", f"M33 {label or path.rsplit('/', 1)[-1]}")
+    for spec in a.m33_none:
+        label, _, path = spec.rpartition("=")
+        status |= run_dwarf(path, "m33", f"M33 {label or path.rsplit('/', 1)[-1]}", none_expected=True)
+    for spec in a.host:
+        label, _, path = spec.rpartition("=")
+        status |= run_dwarf(path, "x86", f"host {label or path.rsplit('/', 1)[-1]}")
+    if not (a.listing or a.m33 or a.host or a.m33_none):
         ap.error("nothing to check")
     return status
 

@@ -51,18 +51,58 @@ M55_CONTROLS = [
     ("leaky Helium gather (vldrw.u32 q0, [t, q1] at secret offsets)", 202, "mem"),
 ]
 M33_OPS = []
+# CCA2 decryption under every configuration a user can name (issue 31): ConstantTime and
+# Hardened, each with a plain and a masked key. Pairs compare a valid against a tampered
+# (another key's) ciphertext, or two rejections.
 for set_no in (1, 2, 3):
     M33_OPS += [
         (f"Set {set_no} CPA decrypt (ConstantTime)", 16 * set_no + 1, True),
         (f"Set {set_no} CPA decrypt (Hardened)", 16 * set_no + 2, True),
+        (f"Set {set_no} CCA2 decrypt (ConstantTime)", 16 * set_no + 5, True),
         (f"Set {set_no} CCA2 decrypt (Hardened)", 16 * set_no + 3, True),
+        (f"Set {set_no} CCA2 masked decrypt (ConstantTime)", 16 * set_no + 6, True),
         (f"Set {set_no} CCA2 masked decrypt (Hardened)", 16 * set_no + 4, True),
+        (f"Set {set_no} CCA2 valid vs tampered, one key (ConstantTime)", 16 * set_no + 9, True),
+        (f"Set {set_no} CCA2 valid vs tampered, one key (Hardened)", 16 * set_no + 10, True),
+        (f"Set {set_no} CCA2 masked valid vs tampered, one key (ConstantTime)", 16 * set_no + 11, True),
+        (f"Set {set_no} CCA2 masked valid vs tampered, one key (Hardened)", 16 * set_no + 12, True),
     ]
+# The test image's fault entry points (firmware/m33/src/fault_entry.rs), whose inlined
+# copies of cca::decrypt the binary check (security/cca-branch) inspects.
+M33_OPS += [
+    ("Set 1 CCA2 fault_entry_decrypt_set1_unhardened (ConstantTime, inlined)", 16 + 7, True),
+    ("Set 1 CCA2 fault_entry_decrypt_set1 (Hardened)", 16 + 8, True),
+    ("Set 1 CCA2 fault_entry_decrypt_set1_unhardened, valid vs tampered, one key (ConstantTime)",
+     16 + 13, True),
+    ("Set 1 CCA2 fault_entry_decrypt_set1, valid vs tampered, one key (Hardened)", 16 + 14, True),
+]
 M33_CONTROLS = [
     ("leaky branch (beq on a secret bit)", 200, "pc"),
     ("leaky load (ldr at a secret index)", 201, "mem"),
     ("the crate's Branchy stage-1 CPA decrypt, Set 1", 199, "pc"),
 ]
+
+# The C library's trace image (firmware/c/src/trace.c), one per board: the C ABI's secret
+# paths called from C (RBLWE CCA2 decryption in its three key forms, Sets 1-3; BFV Seal4096
+# encryption and decryption). RBLWE pairs alternate: even pairs one key, valid against
+# one-bit-tampered ciphertext; odd pairs two keys, one ciphertext.
+C_OPS = []
+for set_no in (1, 2, 3):
+    C_OPS += [
+        (f"RBLWE Set {set_no} CCA2 decrypt, key bytes (zeppelin_rblwe_cca_decrypt)", 16 * set_no + 1, True),
+        (f"RBLWE Set {set_no} CCA2 decrypt, key object (zeppelin_rblwe_cca_key_decrypt)", 16 * set_no + 2, True),
+        (f"RBLWE Set {set_no} CCA2 decrypt, masked key (zeppelin_rblwe_cca_masked_decrypt)", 16 * set_no + 3, True),
+    ]
+C_OPS += [
+    ("BFV Seal4096 symmetric encrypt (zeppelin_encrypt_symmetric)", 100, True),
+    ("BFV Seal4096 public-key encrypt (zeppelin_encrypt_public)", 101, True),
+    ("BFV Seal4096 decrypt (zeppelin_decrypt)", 102, True),
+]
+C_CONTROLS = [
+    ("leaky branch (beq on a secret bit, C image)", 200, "pc"),
+    ("leaky load (ldr at a secret index, C image)", 201, "mem"),
+]
+MACHINES = {"M55": M55_MACHINE, "M33": M33_MACHINE, "C/M55": M55_MACHINE, "C/M33": M33_MACHINE}
 
 WINDOW = re.compile(r"window (\d+) insns (\d+) mems (\d+) pc ([0-9a-f]{48}) mem ([0-9a-f]{48})")
 TRACE = re.compile(r"TRACE op (\d+) pairs (\d+) differing-outputs (\d+) failures (\d+)")
@@ -129,8 +169,8 @@ def make_input(op, pairs, rng):
 
 
 def run_op(core, elf, syms, op, pairs, workdir, dump_max):
-    machine = M55_MACHINE if core == "M55" else M33_MACHINE
-    tag = f"{core}-{op}"
+    machine = MACHINES[core]
+    tag = f"{core.replace('/', '-')}-{op}"
     inp = os.path.join(workdir, f"{tag}.bin")
     win = os.path.join(workdir, f"{tag}.windows")
     dump = os.path.join(workdir, f"{tag}.w")
@@ -150,9 +190,12 @@ def run_op(core, elf, syms, op, pairs, workdir, dump_max):
             m = WINDOW.match(line)
             if m:
                 windows.append((int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)))
-    m = TRACE.search(proc.stdout)
+    # The Rust images print through SYS_WRITE (stdout), the C image through SYS_WRITE0,
+    # which QEMU sends to stderr.
+    m = TRACE.search(proc.stdout) or TRACE.search(proc.stderr)
     result = {
-        "exit": proc.returncode, "seconds": seconds, "windows": windows, "stdout": proc.stdout,
+        "exit": proc.returncode, "seconds": seconds, "windows": windows,
+        "stdout": proc.stdout + proc.stderr,
         "differing": int(m.group(3)) if m else -1, "failures": int(m.group(4)) if m else -1,
         "dump": dump, "cmd": cmd,
     }
@@ -264,6 +307,8 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--m55", required=True)
     ap.add_argument("--m33", required=True)
+    ap.add_argument("--c-m55", help="the C library's trace image for the M55 (firmware/c)")
+    ap.add_argument("--c-m33", help="the C library's trace image for the M33 (firmware/c)")
     ap.add_argument("--pairs", type=int, default=100)
     ap.add_argument("--control-pairs", type=int, default=16)
     ap.add_argument("--extra-pairs", type=int, default=10)
@@ -278,11 +323,17 @@ def main():
     rows, control_rows = [], []
     t_start = time.time()
     with tempfile.TemporaryDirectory(prefix="ctrace-") as workdir:
-        for core, elf, ops, controls in (("M55", ARGS.m55, M55_OPS, M55_CONTROLS),
-                                         ("M33", ARGS.m33, M33_OPS, M33_CONTROLS)):
+        images = [("M55", ARGS.m55, M55_OPS, M55_CONTROLS), ("M33", ARGS.m33, M33_OPS, M33_CONTROLS)]
+        if ARGS.c_m55:
+            images.append(("C/M55", ARGS.c_m55, C_OPS, C_CONTROLS))
+        if ARGS.c_m33:
+            images.append(("C/M33", ARGS.c_m33, C_OPS, C_CONTROLS))
+        for core, elf, ops, controls in images:
+            if ARGS.only and not any(ARGS.only in f"{core} {x[0]}" for x in ops + controls):
+                continue
             syms = symbols(elf)
             ranges = function_ranges(elf)
-            helium = helium_pcs(elf) if core == "M55" else set()
+            helium = helium_pcs(elf) if core.endswith("M55") else set()
             for name, op, named in ops:
                 if ARGS.only and ARGS.only not in f"{core} {name}":
                     continue
@@ -290,7 +341,7 @@ def main():
                 res = run_op(core, elf, syms, op, pairs, workdir, 2)
                 complete, pc_eq, mem_eq, insns, mems, distinct = compare(res, pairs)
                 hash_ok = check_dump_hashes(res, 2)
-                mve = helium_count(res, helium) if core == "M55" and res["windows"] else 0
+                mve = helium_count(res, helium) if core.endswith("M55") and res["windows"] else 0
                 ok = (res["exit"] == 0 and complete and pc_eq == pairs
                       and mem_eq == pairs and hash_ok and res["differing"] == pairs)
                 where = ""
@@ -345,7 +396,7 @@ def main():
 
 def write_report(rows, control_rows, failures, total):
     lines = [
-        "## Trace equivalence on the emulated cores (constant time, issue 11 item 3)",
+        "## Trace equivalence on the emulated cores (constant time, issues 11 and 31)",
         "",
         f"Form: **{ARGS.form}**, {ARGS.pairs} pairs per operation that issue 11 names, "
         f"{min(ARGS.pairs, ARGS.extra_pairs)} per extra operation (decrypt seeded, encoder, key "
@@ -353,7 +404,9 @@ def write_report(rows, control_rows, failures, total):
         f"{' --short' if ARGS.form == 'short' else ''}`.",
         "",
         "How: each core's trace image (`firmware/m55/src/bin/trace.rs`, Seal4096 on the Helium "
-        "backend; `firmware/m33/src/bin/trace.rs`, RBLWE Sets 1-3) reads its inputs from "
+        "backend; `firmware/m33/src/bin/trace.rs`, RBLWE Sets 1-3; the C library's "
+        "`firmware/c/src/trace.c`, linked against `libzeppelin.a` for each board and calling the "
+        "C ABI from C) reads its inputs from "
         "`CTRACE_INPUT_ADDR` (RAM outside the image), written by QEMU's `-device loader` from random bytes (`os.urandom`): "
         "per pair one public block and two secret blocks (key seed, secret-stream seed, message "
         "seed; on the M33 also the masking-randomness pool seed). Both windows of a pair see "
@@ -366,6 +419,18 @@ def write_report(rows, control_rows, failures, total):
         "rotate-multiply lanes and the record count; one differing record always changes it) "
         "is checked per operation against the raw streams of its first pair, dumped: rehashed "
         "in Python where short, and equal dumps <=> equal hashes.",
+        "",
+        "CCA2 decryption is traced under every configuration a user can name (`ConstantTime`, "
+        "`Hardened`; plain and masked key) with two kinds of pair: the two sides' keys on one "
+        "ciphertext (encrypted to side 0, side 1 or neither), and one key on the valid ciphertext "
+        "against the same ciphertext with one bit flipped (in c1, c2, c3 or c4 by pair; the "
+        "validity bit is then the only secret difference, the plaintext-checking oracle). "
+        "The `fault_entry_*` rows run the test image's C-callable entry points "
+        "(`firmware/m33/src/fault_entry.rs`): `fault_entry_decrypt_set1_unhardened` is the "
+        "inlined `cca::decrypt::<Set1, ConstantTime, ..>` whose post-selection `bne` issue 31 "
+        "asks about (security/cca-branch). The C rows alternate the two kinds of pair (even "
+        "pairs one key, valid vs tampered; odd pairs two keys); the C ABI's RBLWE is `Hardened` "
+        "(its only configuration).",
         "",
         "Columns: instructions and memory accesses per trace (one value if all traces have it), "
         "Helium = MVE instructions executed in the first trace (addresses of q-register and "
