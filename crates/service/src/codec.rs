@@ -130,9 +130,10 @@ impl<P: SealPreset> DeviceCodec<P> {
     fn read(&self, bytes: &[u8]) -> Result<AnyCiphertext<P>, UploadError> {
         let any = device::read_any(&self.ctx, bytes)?;
         if !any.is_device_form() {
+            // The kind only: the Debug form of a SEAL ciphertext holds every residue.
             return Err(UploadError::NotDeviceForm {
                 preset: P::NAME,
-                found: format!("{any:?}"),
+                found: "another SEAL ciphertext form".into(),
             });
         }
         if any.level() != P::K {
@@ -163,7 +164,29 @@ impl<P: SealPreset> Codec for DeviceCodec<P> {
     }
 
     fn validate(&self, bytes: &[u8]) -> Result<(), UploadError> {
-        self.read(bytes).map(drop)
+        let any = self.read(bytes)?;
+        // A seeded upload's c1 is the AES expansion of its seed; only the full form carries a
+        // c1 of the sender's choosing, which must not be degenerate (c1 = 0 is a plaintext
+        // injected with no key at all).
+        if let AnyCiphertext::DeviceFull(_) = any {
+            let seal = any.to_seal(&self.ctx)?;
+            let primes = &self
+                .seal
+                .data_level_with(seal.coeff_modulus_size)
+                .ok_or(UploadError::Level {
+                    found: seal.coeff_modulus_size,
+                    expected: P::K,
+                })?
+                .coeff_modulus;
+            zeppelin_seal::validate::check_poly_not_degenerate(
+                self.seal.n(),
+                primes,
+                &seal.data,
+                1,
+                "ciphertext",
+            )?;
+        }
+        Ok(())
     }
 
     fn to_seal(&self, bytes: &[u8]) -> Result<Ciphertext, UploadError> {

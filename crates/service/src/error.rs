@@ -114,6 +114,43 @@ pub enum ServiceError {
     /// (retry later).
     #[error("aggregation unavailable: {0}")]
     Unavailable(String),
+    /// A header given more than once where one is expected.
+    #[error("header {name} given more than once")]
+    DuplicateHeader {
+        /// The header.
+        name: &'static str,
+    },
+    /// A request body without `Content-Length` (the memory budget is reserved from it).
+    #[error("a request body needs a Content-Length header")]
+    LengthRequired,
+    /// A body that arrived more slowly than the minimum rate.
+    #[error("request body slower than {bytes} bytes per {seconds} s")]
+    SlowBody {
+        /// Bytes per window.
+        bytes: usize,
+        /// The window.
+        seconds: u64,
+    },
+    /// The memory budget of buffered request bodies is taken (retry later).
+    #[error(
+        "overloaded: the {budget}-byte budget of request bodies being read is taken; retry later"
+    )]
+    MemoryBudget {
+        /// The budget.
+        budget: usize,
+    },
+    /// Too many aggregations waiting (retry later).
+    #[error("overloaded: {limit} aggregations are already waiting; retry later")]
+    QueueFull {
+        /// Most waiting.
+        limit: usize,
+    },
+    /// The caller's rate limit is used up.
+    #[error("rate limit exceeded; retry in {retry_after} s")]
+    RateLimited {
+        /// Seconds until a request is allowed again.
+        retry_after: u64,
+    },
     /// A task of the server failed (a bug: logged).
     #[error("internal error: {0}")]
     Internal(String),
@@ -131,7 +168,11 @@ impl ServiceError {
             | E::BadRequest(_)
             | E::WeightCount { .. }
             | E::ZeroWeights
+            | E::DuplicateHeader { .. }
             | E::Body(_) => StatusCode::BAD_REQUEST,
+            E::LengthRequired => StatusCode::LENGTH_REQUIRED,
+            E::SlowBody { .. } => StatusCode::REQUEST_TIMEOUT,
+            E::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             E::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             E::NoStream(_) | E::NoRoute { .. } => StatusCode::NOT_FOUND,
             E::NoRelinKeys => StatusCode::CONFLICT,
@@ -141,6 +182,8 @@ impl ServiceError {
             E::Store(StoreError::Unsupported(_)) => StatusCode::BAD_REQUEST,
             // NATS failures are mostly transient (a node down, no quorum yet): retry later.
             E::Overloaded { .. }
+            | E::MemoryBudget { .. }
+            | E::QueueFull { .. }
             | E::Timeout { .. }
             | E::Unavailable(_)
             | E::Store(StoreError::Closed | StoreError::Nats(_)) => StatusCode::SERVICE_UNAVAILABLE,
@@ -151,15 +194,21 @@ impl ServiceError {
     }
 }
 
+/// The longest error message a response carries (the reason, never the input).
+pub const MAX_ERROR_MESSAGE: usize = 512;
+
 impl IntoResponse for ServiceError {
     fn into_response(self) -> Response {
         let status = self.status();
         let text = self.to_string();
-        if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+        let text = if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
+            // Details (paths, SQLite internals) go to the log only.
             tracing::error!(error = %text, "request failed");
+            "internal error (details are in the server log)".to_owned()
         } else {
             tracing::debug!(status = status.as_u16(), error = %text, "request refused");
-        }
+            truncate(text, MAX_ERROR_MESSAGE)
+        };
         let body = serde_json::json!({ "error": text }).to_string();
         let mut response = (status, body).into_response();
         let headers = response.headers_mut();
@@ -167,9 +216,21 @@ impl IntoResponse for ServiceError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        if status == StatusCode::SERVICE_UNAVAILABLE {
+        if let ServiceError::RateLimited { retry_after } = self {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+        } else if status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response
     }
+}
+
+/// `text` cut to at most `max` characters (marked with an ellipsis when cut).
+fn truncate(text: String, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }

@@ -7,14 +7,14 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
-use axum::middleware::{self, Next};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::Router;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tokio::sync::Semaphore;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
 
 use crate::aggregate::{AggregateOp, Aggregation};
@@ -35,7 +35,12 @@ pub const COUNT: HeaderName = HeaderName::from_static("zeppelin-count");
 pub const PRESET: HeaderName = HeaderName::from_static("zeppelin-preset");
 
 /// The largest aggregation request body (weights of a full stream fit: 21 bytes each).
-const MAX_AGGREGATE_BODY: usize = 32 << 20;
+pub(crate) const MAX_AGGREGATE_BODY: usize = 32 << 20;
+
+/// The longest text of one weight in a `dot` request (`-9223372036854775808,` plus a space).
+const MAX_WEIGHT_TEXT: usize = 22;
+/// Room for the rest of an aggregation request (the op, keys, whitespace).
+const AGGREGATE_JSON_OVERHEAD: usize = 256;
 
 pub(crate) struct AppState {
     pub store: Arc<dyn UploadStore>,
@@ -45,7 +50,9 @@ pub(crate) struct AppState {
     pub galois: RwLock<Option<Arc<PreparedGaloisKeys>>>,
     pub config: ServiceConfig,
     pub in_flight: Arc<Semaphore>,
-    pub aggregations: Semaphore,
+    pub aggregations: crate::limits::AggregationGate,
+    pub body_budget: crate::limits::BodyBudget,
+    pub rate_limiter: crate::limits::RateLimiter,
     pub aggregator: Arc<dyn Aggregator>,
 }
 
@@ -62,43 +69,21 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/v1/keys/relin", put(put_relin))
         .route("/v1/keys/galois", put(put_galois))
         .fallback(no_route)
-        .layer(middleware::from_fn_with_state(state.clone(), limits))
+        .method_not_allowed_fallback(wrong_method)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::limits::limits,
+        ))
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(tracing::Level::INFO))
+                // The path only, truncated: a query or a long path never fills the log.
+                .make_span_with(|request: &Request| {
+                    let path: String = request.uri().path().chars().take(128).collect();
+                    tracing::info_span!("request", method = %request.method(), path)
+                })
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
         .with_state(state)
-}
-
-/// Refuses a request beyond the in-flight limit (503) and bounds each request's time (503).
-async fn limits(State(state): State<Shared>, request: Request, next: Next) -> Response {
-    let Ok(_permit) = state.in_flight.clone().try_acquire_owned() else {
-        return ServiceError::Overloaded {
-            limit: state.config.max_in_flight,
-        }
-        .into_response();
-    };
-    let limit = if request.uri().path().ends_with("/aggregate") {
-        state.config.aggregate_timeout
-    } else {
-        state.config.request_timeout
-    };
-    let is_upload =
-        request.method() == Method::POST && request.uri().path().ends_with("/ciphertexts");
-    let response = match tokio::time::timeout(limit, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => ServiceError::Timeout {
-            seconds: limit.as_secs(),
-        }
-        .into_response(),
-    };
-    let metrics = &state.config.metrics;
-    metrics.response(response.status());
-    if is_upload && !response.status().is_success() {
-        metrics.upload_rejected();
-    }
-    response
 }
 
 async fn metrics(State(state): State<Shared>) -> Response {
@@ -115,6 +100,17 @@ async fn no_route(method: Method, uri: Uri) -> ServiceError {
         method: method.to_string(),
         path: uri.path().chars().take(200).collect(),
     }
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> Response {
+    json(
+        StatusCode::METHOD_NOT_ALLOWED,
+        serde_json::json!({ "error": format!(
+            "method {} not allowed on {}",
+            method.as_str().chars().take(16).collect::<String>(),
+            uri.path().chars().take(128).collect::<String>()
+        ) }),
+    )
 }
 
 /// The body, at most `limit` bytes (413 beyond, from the announced length or while reading).
@@ -186,6 +182,11 @@ async fn upload(
     body: Body,
 ) -> Result<Response, ServiceError> {
     let name = StreamName::new(&stream)?;
+    if headers.get_all(IDEMPOTENCY_KEY).iter().nth(1).is_some() {
+        return Err(ServiceError::DuplicateHeader {
+            name: "Idempotency-Key",
+        });
+    }
     let key = match headers.get(IDEMPOTENCY_KEY) {
         Some(v) => {
             let text = v.to_str().map_err(|_| ServiceError::BadHeader {
@@ -228,13 +229,27 @@ async fn aggregate(
 ) -> Result<Response, ServiceError> {
     let name = StreamName::new(&stream)?;
     let bytes = read_body(&headers, body, MAX_AGGREGATE_BODY).await?;
+    // The weight count is bounded by the stream's count before the weights are parsed: a
+    // body longer than one of `count` weights can hold is refused unread.
+    let count = state
+        .store
+        .stream_info(&name)
+        .await?
+        .map_or(0, |info| info.count);
+    let fits = usize::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_mul(MAX_WEIGHT_TEXT))
+        .and_then(|w| w.checked_add(AGGREGATE_JSON_OVERHEAD))
+        .unwrap_or(usize::MAX);
+    if bytes.len() > fits {
+        return Err(ServiceError::BadRequest(format!(
+            "the body ({} bytes) is longer than a request for a stream of {count} uploads can be",
+            bytes.len()
+        )));
+    }
     let op = AggregateOp::from_json(&bytes)?;
     // CPU-bound: a few at a time; the others wait (within their time limit).
-    let _permit = state
-        .aggregations
-        .acquire()
-        .await
-        .map_err(|_| ServiceError::Internal("aggregation gate closed".into()))?;
+    let _permit = state.aggregations.enter().await?;
     let relin = state
         .relin
         .read()

@@ -32,8 +32,10 @@ pub mod aggregate;
 pub mod aggregator;
 pub mod client;
 mod codec;
+mod conn;
 pub mod error;
 mod http;
+mod limits;
 mod metrics;
 pub mod names;
 pub mod store;
@@ -42,14 +44,16 @@ use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{watch, Semaphore};
 use zeppelin_server::Evaluator;
 
 pub use aggregate::AggregateOp;
 pub use aggregator::{Aggregator, LocalAggregator};
 pub use codec::{Codec, Preset, UploadError};
+pub use conn::{default_max_connections, PeerAddr};
 pub use error::ServiceError;
 pub use http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
+pub use limits::{principal_key, BodyRate, PrincipalKey, RateLimit};
 pub use metrics::Metrics;
 use store::UploadStore;
 
@@ -70,6 +74,23 @@ pub struct ServiceConfig {
     pub aggregate_chunk: usize,
     /// Aggregations computed at once (each uses every core); others wait.
     pub max_concurrent_aggregations: usize,
+    /// Most connections open at once (default: the file-descriptor limit less a headroom);
+    /// at the cap the longest-idle connection is closed.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers.
+    pub header_read_timeout: Duration,
+    /// Time a connection may stay open with no request in progress.
+    pub idle_timeout: Duration,
+    /// The least a request body must deliver per window (408 below it). The request time
+    /// limits start once the body is read.
+    pub body_min_rate: BodyRate,
+    /// Bytes of request bodies buffered at once, over every request (503 beyond).
+    pub body_budget: usize,
+    /// Aggregations waiting for their turn at most (503 beyond).
+    pub max_queued_aggregations: usize,
+    /// Requests per principal ([`PrincipalKey`]); `None`: unlimited. `/v1/health` and
+    /// `/metrics` are not counted.
+    pub rate_limit: Option<RateLimit>,
     /// The counters `GET /metrics` shows (shared: a receipt task of the same process adds to
     /// them).
     pub metrics: Arc<Metrics>,
@@ -78,7 +99,9 @@ pub struct ServiceConfig {
 impl ServiceConfig {
     /// The defaults (docs/server.md): 1,000,000 uploads per stream, 256 requests in flight,
     /// 30 s per request, 600 s per aggregation, chunks of 256 uploads, one aggregation at a
-    /// time.
+    /// time and 16 waiting; connections capped below the fd limit, 10 s to send headers,
+    /// 60 s idle; bodies at 1 KiB per 10 s at least, 256 MiB of bodies buffered at once; no
+    /// rate limit.
     pub fn new(preset: Preset) -> Self {
         Self {
             preset,
@@ -88,6 +111,18 @@ impl ServiceConfig {
             aggregate_timeout: Duration::from_secs(600),
             aggregate_chunk: 256,
             max_concurrent_aggregations: 1,
+            max_connections: conn::default_max_connections(),
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            body_min_rate: BodyRate {
+                bytes: 1024,
+                window: Duration::from_secs(10),
+            },
+            body_budget: 256 << 20,
+            max_queued_aggregations: 16,
+            // Off until the key is the authenticated principal: keyed by IP, every device
+            // behind one NAT (or a loopback test) would share a bucket.
+            rate_limit: None,
             metrics: Arc::new(Metrics::default()),
         }
     }
@@ -142,7 +177,7 @@ pub enum StartError {
 pub struct ServiceHandle {
     addr: SocketAddr,
     url: String,
-    stop: Option<oneshot::Sender<()>>,
+    stop: Option<watch::Sender<bool>>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     store: Arc<dyn UploadStore>,
 }
@@ -162,7 +197,7 @@ impl ServiceHandle {
     /// every acknowledged upload and closes the store.
     pub async fn shutdown(mut self) -> Result<(), StartError> {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+            let _ = stop.send(true);
         }
         let served = match tokio::time::timeout(http::SHUTDOWN_GRACE, &mut self.task).await {
             Ok(joined) => joined.map_err(|e| StartError::Task(e.to_string()))?,
@@ -258,19 +293,23 @@ pub async fn start_with_aggregator(
         relin: RwLock::new(relin),
         galois: RwLock::new(galois),
         in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
-        aggregations: Semaphore::new(config.max_concurrent_aggregations.max(1)),
+        aggregations: limits::AggregationGate::new(
+            config.max_concurrent_aggregations,
+            config.max_queued_aggregations,
+        ),
+        body_budget: limits::BodyBudget::new(config.body_budget),
+        rate_limiter: limits::RateLimiter::new(config.rate_limit),
         aggregator,
         config,
     });
+    let conn_limits = conn::ConnLimits {
+        max_connections: state.config.max_connections,
+        header_read_timeout: state.config.header_read_timeout,
+        idle_timeout: state.config.idle_timeout,
+    };
     let app = http::router(state);
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
-    });
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(conn::serve(listener, app, conn_limits, stopped));
     tracing::info!(%addr, "listening");
     Ok(ServiceHandle {
         addr,

@@ -310,6 +310,14 @@ pub enum CliError {
     /// The receipt task of the NATS store did not start.
     #[error(transparent)]
     Receipts(#[from] zeppelin_cluster::receipts::ReceiptError),
+    /// `--data` is not a writable directory.
+    #[error("--data {path}: {problem}")]
+    DataDir {
+        /// The path given.
+        path: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The listening address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Listen {

@@ -64,6 +64,19 @@ pub struct ServeArgs {
     /// Most requests in flight at once (503 beyond).
     #[arg(long, env = "ZEPPELIN_MAX_IN_FLIGHT", default_value_t = 256)]
     pub max_in_flight: usize,
+    /// Most connections open at once (default: the file-descriptor limit less 64).
+    #[arg(long, env = "ZEPPELIN_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Requests per second per caller (health and metrics excepted); 0: no limit (the
+    /// default until callers are authenticated: keyed by IP, devices behind one NAT share it).
+    #[arg(long, env = "ZEPPELIN_RATE_LIMIT", default_value_t = 0.0)]
+    pub rate_limit: f64,
+    /// Requests a caller may send in a burst above the rate.
+    #[arg(long, env = "ZEPPELIN_RATE_BURST", default_value_t = 100.0)]
+    pub rate_burst: f64,
+    /// Bytes of request bodies buffered at once, over all requests (503 beyond).
+    #[arg(long, env = "ZEPPELIN_BODY_BUDGET", default_value_t = 256 << 20)]
+    pub body_budget: usize,
     /// Who aggregates (`--aggregate workers|local`, `--shard-size K`).
     #[command(flatten)]
     pub aggregate: crate::worker::AggregateArgs,
@@ -101,7 +114,10 @@ struct OpenedStore {
 async fn open_store(choice: StoreChoice<'_>) -> CliResult<OpenedStore> {
     Ok(match choice {
         StoreChoice::Sqlite(dir) => OpenedStore {
-            store: Arc::new(SqliteStore::open(dir)?),
+            store: Arc::new({
+                check_data_dir(dir)?;
+                SqliteStore::open(dir)?
+            }),
             nats: None,
         },
         StoreChoice::Nats { urls, replicas } => {
@@ -113,6 +129,30 @@ async fn open_store(choice: StoreChoice<'_>) -> CliResult<OpenedStore> {
             }
         }
     })
+}
+
+/// Refuses a `--data` path that is not a directory (a file) or where the store cannot write
+/// (a read-only mount, no permission), naming the path; creates it when missing.
+fn check_data_dir(dir: &Path) -> CliResult<()> {
+    let problem = |problem: String| CliError::DataDir {
+        path: dir.display().to_string(),
+        problem,
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => {
+            return Err(problem("exists and is not a directory".into()));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir_all(dir)
+            .map_err(|e| problem(format!("cannot create the directory: {e}")))?,
+        Err(e) => return Err(problem(format!("cannot read it: {e}"))),
+    }
+    // A probe file created exclusively, then removed: the store's files need the same.
+    tempfile::Builder::new()
+        .prefix(".zeppelin-write-probe")
+        .tempfile_in(dir)
+        .map_err(|e| problem(format!("the directory is not writable: {e}")))?;
+    Ok(())
 }
 
 /// The key file `name` of `dir`, or `None` when it does not exist.
@@ -156,6 +196,14 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
     let mut config = ServiceConfig::new(preset);
     config.max_uploads_per_stream = a.max_uploads_per_stream;
     config.max_in_flight = a.max_in_flight;
+    if let Some(max) = a.max_connections {
+        config.max_connections = max;
+    }
+    config.rate_limit = (a.rate_limit > 0.0).then_some(zeppelin_service::RateLimit {
+        per_second: a.rate_limit,
+        burst: a.rate_burst.max(1.0),
+    });
+    config.body_budget = a.body_budget;
     zeppelin_service::init_logging(a.log_json);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -48,25 +48,40 @@ pub fn max_small_per_row(n: usize) -> usize {
 /// with a degenerate row: more than [`max_small_per_row`] residues within [`small_window`] of
 /// zero, in `c0` or `c1`, modulo any prime of the key level.
 pub fn check_public_key(ctx: &SealContext, data: &[u64], what: &'static str) -> Result<()> {
-    let n = ctx.n();
     let primes = &ctx.key_level().coeff_modulus;
+    for poly in 0..2 {
+        check_poly_not_degenerate(ctx.n(), primes, data, poly, what)?;
+    }
+    Ok(())
+}
+
+/// Refuses polynomial `poly` of `data` (polynomials of `primes.len()` rows of `n` residues,
+/// prime-major) when a row has more than [`max_small_per_row`] residues within
+/// [`small_window`] of zero: the public-key rule, also applied to `c1` of an uploaded
+/// ciphertext (a `c1` of zeros is a "transparent" ciphertext that any keyless sender can
+/// make, and whose `c0` is the plaintext).
+pub fn check_poly_not_degenerate(
+    n: usize,
+    primes: &[u64],
+    data: &[u64],
+    poly: usize,
+    what: &'static str,
+) -> Result<()> {
     let k = primes.len();
     let limit = max_small_per_row(n);
-    for poly in 0..2 {
-        for (prime, &q) in primes.iter().enumerate() {
-            let start = (poly * k + prime) * n;
-            let row = data.get(start..start + n).unwrap_or_default();
-            let w = small_window(q);
-            let small = row.iter().filter(|&&v| v < w || v > q - w).count();
-            if small > limit || row.len() != n {
-                return Err(SealError::PublicKeyDegenerate {
-                    what,
-                    poly,
-                    prime,
-                    small,
-                    limit,
-                });
-            }
+    for (prime, &q) in primes.iter().enumerate() {
+        let start = (poly * k + prime) * n;
+        let row = data.get(start..start + n).unwrap_or_default();
+        let w = small_window(q);
+        let small = row.iter().filter(|&&v| v < w || v > q - w).count();
+        if small > limit || row.len() != n {
+            return Err(SealError::PublicKeyDegenerate {
+                what,
+                poly,
+                prime,
+                small,
+                limit,
+            });
         }
     }
     Ok(())
