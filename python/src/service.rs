@@ -33,7 +33,8 @@ impl ServiceClient {
 #[pymethods]
 impl ServiceClient {
     #[new]
-    fn py_new(url: &str) -> PyResult<Self> {
+    #[pyo3(signature = (url, token=None))]
+    fn py_new(url: &str, token: Option<&str>) -> PyResult<Self> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -42,6 +43,10 @@ impl ServiceClient {
         let client = runtime
             .block_on(async { Client::new(url) })
             .map_err(|e| BindError::Service(e.to_string()))?;
+        let client = match token {
+            Some(t) => client.with_token(t),
+            None => client,
+        };
         Ok(Self { runtime, client })
     }
 

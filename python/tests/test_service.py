@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -10,12 +12,54 @@ import zeppelin
 from servers import running
 
 
+class Roles:
+    """The owner's client and a device's client of one server (docs/server.md roles): the
+    device uploads, the owner counts and aggregates."""
+
+    def __init__(self, url: str, owner: str, device: str):
+        self.url = url
+        self.owner = zeppelin.ServiceClient(url, token=owner)
+        self.device = zeppelin.ServiceClient(url, token=device)
+
+    def health(self):
+        return self.device.health()
+
+    def upload(self, *args, **kwargs):
+        return self.device.upload(*args, **kwargs)
+
+    def count(self, stream):
+        return self.owner.count(stream)
+
+    def aggregate(self, *args):
+        return self.owner.aggregate(*args)
+
+
 @pytest.fixture(scope="module")
 def service(binary, keydir, tmp_path_factory):
     data = tmp_path_factory.mktemp("store")
+    subprocess.run([binary, "devices", "owner", "--data", str(data)], check=True, capture_output=True)
+    owner = (data / "owner.token").read_text().strip()
+    add = [binary, "devices", "add", "--data", str(data), "--device", "py-room"]
+    for stream in ["room-1", "room-2", "room-3"]:
+        add += ["--stream", stream]
+    device = subprocess.run(add, check=True, capture_output=True, text=True).stdout.strip()
     args = [binary, "serve", "--data", str(data), "--keys", str(keydir), "--listen", "127.0.0.1:0"]
     with running(args, "stdout", "listening on") as url:
-        yield zeppelin.ServiceClient(url)
+        yield Roles(url, owner, device)
+
+
+def test_credentials_are_required_and_roles_hold(service, keys):
+    ct = keys.encrypt([1, 2, 3])
+    with pytest.raises(zeppelin.ServiceError, match="401"):
+        zeppelin.ServiceClient(service.url).upload("room-3", ct)
+    with pytest.raises(zeppelin.ServiceError, match="401"):
+        zeppelin.ServiceClient(service.url, token="zpd.py-room." + "0" * 64).upload("room-3", ct)
+    with pytest.raises(zeppelin.ServiceError, match="403"):
+        service.device.aggregate("room-1", "sum")
+    with pytest.raises(zeppelin.ServiceError, match="403"):
+        service.device.upload("not-mine", ct)
+    with pytest.raises(zeppelin.ServiceError, match="403"):
+        service.owner.upload("room-3", ct)
 
 
 def test_upload_and_aggregate_decrypt_in_seal(service, keys, sealkeys, rng):

@@ -297,11 +297,14 @@ class Receipt:
 class ServiceClient:
     """A client of ``zeppelin serve`` at ``url`` (``http://host:port``; docs/server.md).
 
-    Errors (connection, an error status with the server's message, an answer outside the
-    contract) raise ``ServiceError``."""
+    ``token`` is the caller's credential from ``zeppelin devices`` (sent as
+    ``Authorization: Bearer``): a device token uploads to the device's streams; the owner
+    token (``DIR/owner.token``) reads, aggregates and puts keys. Errors (connection, an error
+    status with the server's message, e.g. 401/403, an answer outside the contract) raise
+    ``ServiceError``."""
 
-    def __init__(self, url: str):
-        self._native = _native.ServiceClient(url)
+    def __init__(self, url: str, token: str | None = None):
+        self._native = _native.ServiceClient(url, token)
 
     @property
     def url(self) -> str:

@@ -23,6 +23,7 @@ use zeppelin::Params;
 use zeppelin_cluster::{layout, receipts, NatsStore};
 use zeppelin_service::client::Client;
 use zeppelin_service::names::{IdempotencyKey, StreamName};
+use zeppelin_service::principals::{Authenticator, DeviceName, Registry};
 use zeppelin_service::store::{AppendRequest, SqliteStore, StoreError, UploadStore};
 use zeppelin_service::{start, AggregateOp, Metrics, Preset, ServiceConfig, StartKeys};
 
@@ -34,6 +35,7 @@ fn request(stream: &str, key: Option<&str>, body: &[u8]) -> TestResult<AppendReq
     Ok(AppendRequest {
         stream: name(stream)?,
         key: key.map(IdempotencyKey::new).transpose()?,
+        device: None,
         body: Bytes::copy_from_slice(body),
         max_uploads: 1_000,
     })
@@ -296,14 +298,19 @@ async fn aggregate_through_http(
     ops: &[AggregateOp],
 ) -> TestResult<Vec<(Vec<u8>, u64)>> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let service = start(
-        listener,
-        store,
-        ServiceConfig::new(Preset::Seal4096),
-        StartKeys::default(),
-    )
-    .await?;
-    let client = Client::new(service.url())?;
+    // The owner aggregates; one registered device uploads (docs/server.md roles).
+    let mut registry = Registry::default();
+    let owner_token = registry.issue_owner(&mut rand_core::OsRng);
+    let device_token = registry.add_device(
+        &DeviceName::new("meter")?,
+        &[name("t")?, name("other")?],
+        &mut rand_core::OsRng,
+    )?;
+    let mut config = ServiceConfig::new(Preset::Seal4096);
+    config.auth = Arc::new(Authenticator::fixed(registry));
+    let service = start(listener, store, config, StartKeys::default()).await?;
+    let client = Client::new(service.url())?.with_token(device_token.as_str());
+    let owner = Client::new(service.url())?.with_token(owner_token.as_str());
     for (i, wire) in wires.iter().enumerate() {
         let key = format!("r{i}");
         assert!(!client.upload("t", wire.clone(), Some(&key)).await?.replayed);
@@ -312,10 +319,10 @@ async fn aggregate_through_http(
         // A retry counts once.
         assert!(client.upload("t", wire.clone(), Some(&key)).await?.replayed);
     }
-    assert_eq!(client.status("t").await?.count, wires.len() as u64);
+    assert_eq!(owner.status("t").await?.count, wires.len() as u64);
     let mut results = Vec::new();
     for op in ops {
-        let result = client.aggregate("t", op).await?;
+        let result = owner.aggregate("t", op).await?;
         results.push((result.ciphertext, result.count));
     }
     service.shutdown().await?;

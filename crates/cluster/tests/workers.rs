@@ -71,6 +71,7 @@ impl Reference {
                 .append(AppendRequest {
                     stream: StreamName::new(stream)?,
                     key: Some(IdempotencyKey::new(&format!("k{i}"))?),
+                    device: None,
                     body: Bytes::from(body.clone()),
                     max_uploads: 1_000_000,
                 })

@@ -23,6 +23,8 @@ use clap::Parser;
 use common::{slots, Device, TestResult, P};
 use zeppelin::Params;
 use zeppelin_service::client::Client;
+use zeppelin_service::names::StreamName;
+use zeppelin_service::principals::{Authenticator, DeviceName, Registry};
 use zeppelin_service::store::SqliteStore;
 use zeppelin_service::{start, AggregateOp, Preset, ServiceConfig, StartKeys};
 
@@ -98,9 +100,19 @@ async fn main() -> TestResult {
         relin: Some(device.relin_keys()?),
         galois: None,
     };
-    let service = start(listener, store, config, keys).await?;
-    let client = Client::new(service.url())?;
     let stream = "load";
+    // The owner reads and aggregates; one registered device uploads (docs/server.md roles).
+    let mut registry = Registry::default();
+    let owner_token = registry.issue_owner(&mut rand_core::OsRng);
+    let device_token = registry.add_device(
+        &DeviceName::new("load")?,
+        &[StreamName::new(stream)?],
+        &mut rand_core::OsRng,
+    )?;
+    config.auth = Arc::new(Authenticator::fixed(registry));
+    let service = start(listener, store, config, keys).await?;
+    let owner = Client::new(service.url())?.with_token(owner_token.as_str());
+    let client = Client::new(service.url())?.with_token(device_token.as_str());
 
     // Ingest.
     let started = Instant::now();
@@ -139,7 +151,7 @@ async fn main() -> TestResult {
     }
     let ingest = started.elapsed();
     latencies.sort();
-    let count = client.status(stream).await?.count;
+    let count = owner.status(stream).await?.count;
     if count != uploads as u64 {
         return Err(format!("stream holds {count} uploads, {uploads} were sent").into());
     }
@@ -159,7 +171,7 @@ async fn main() -> TestResult {
         AggregateOp::Dot(weights.clone()),
     ] {
         let t0 = Instant::now();
-        match client.aggregate(stream, &op).await {
+        match owner.aggregate(stream, &op).await {
             Ok(result) => {
                 let seconds = t0.elapsed().as_secs_f64();
                 let decrypted = device.decrypt(&result.ciphertext)?;

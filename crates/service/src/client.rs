@@ -81,10 +81,21 @@ pub struct Aggregate {
 }
 
 /// A client of one service (cheap to clone; connections are pooled).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Client {
     base: String,
     http: reqwest::Client,
+    token: Option<std::sync::Arc<zeroize::Zeroizing<String>>>,
+}
+
+impl std::fmt::Debug for Client {
+    // Never the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| ".."))
+            .finish()
+    }
 }
 
 type Result<T> = std::result::Result<T, ClientError>;
@@ -105,7 +116,20 @@ impl Client {
                 url: base.clone(),
                 source,
             })?;
-        Ok(Self { base, http })
+        Ok(Self {
+            base,
+            http,
+            token: None,
+        })
+    }
+
+    /// This client, sending `token` (an owner or device token from `zeppelin devices`) as
+    /// `Authorization: Bearer` on every request.
+    pub fn with_token(mut self, token: &str) -> Self {
+        self.token = Some(std::sync::Arc::new(zeroize::Zeroizing::new(
+            token.trim().to_owned(),
+        )));
+        self
     }
 
     /// The base URL.
@@ -118,6 +142,10 @@ impl Client {
     }
 
     async fn send(&self, url: &str, request: reqwest::RequestBuilder) -> Result<reqwest::Response> {
+        let request = match &self.token {
+            Some(token) => request.bearer_auth(token.as_str()),
+            None => request,
+        };
         let response = request
             .send()
             .await

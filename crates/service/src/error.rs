@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::codec::UploadError;
 use crate::names::NameError;
+use crate::principals::AuthError;
 use crate::store::StoreError;
 
 /// Why key bytes were refused.
@@ -151,6 +152,10 @@ pub enum ServiceError {
         /// Seconds until a request is allowed again.
         retry_after: u64,
     },
+    /// No valid credential (401), or not allowed for this principal (403), or the credential
+    /// registry is unreadable (503, fail closed).
+    #[error(transparent)]
+    Auth(#[from] crate::principals::AuthError),
     /// A task of the server failed (a bug: logged).
     #[error("internal error: {0}")]
     Internal(String),
@@ -187,6 +192,9 @@ impl ServiceError {
             | E::Timeout { .. }
             | E::Unavailable(_)
             | E::Store(StoreError::Closed | StoreError::Nats(_)) => StatusCode::SERVICE_UNAVAILABLE,
+            E::Auth(AuthError::Unauthenticated(_)) => StatusCode::UNAUTHORIZED,
+            E::Auth(AuthError::Forbidden(_)) => StatusCode::FORBIDDEN,
+            E::Auth(_) => StatusCode::SERVICE_UNAVAILABLE,
             E::Store(_) | E::Eval(_) | E::StoredUpload { .. } | E::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
@@ -216,6 +224,9 @@ impl IntoResponse for ServiceError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
+        if status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
         if let ServiceError::RateLimited { retry_after } = self {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         } else if status == StatusCode::SERVICE_UNAVAILABLE {

@@ -5,7 +5,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Extension, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -22,6 +22,7 @@ use crate::aggregator::Aggregator;
 use crate::codec::Codec;
 use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
+use crate::principals::Principal;
 use crate::store::{AppendRequest, UploadStore};
 use crate::ServiceConfig;
 
@@ -86,13 +87,27 @@ pub(crate) fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
-async fn metrics(State(state): State<Shared>) -> Response {
-    (
+/// The caller, from its `Authorization` header (401 without a valid credential). Routes
+/// behind the limits middleware take the [`Principal`] it authenticated as an extension;
+/// `/metrics`, outside it, calls this.
+pub(crate) fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, ServiceError> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    Ok(state.config.auth.authenticate(value)?)
+}
+
+async fn metrics(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+) -> Result<Response, ServiceError> {
+    principal(&state, &headers)?.require_owner("read the metrics")?;
+    Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.config.metrics.render(),
     )
-        .into_response()
+        .into_response())
 }
 
 async fn no_route(method: Method, uri: Uri) -> ServiceError {
@@ -147,7 +162,11 @@ async fn health(State(state): State<Shared>) -> Response {
     )
 }
 
-async fn list_streams(State(state): State<Shared>) -> Result<Response, ServiceError> {
+async fn list_streams(
+    State(state): State<Shared>,
+    Extension(caller): Extension<Principal>,
+) -> Result<Response, ServiceError> {
+    caller.require_owner("list the streams")?;
     let streams = state.store.list_streams().await?;
     let list: Vec<_> = streams
         .iter()
@@ -162,7 +181,9 @@ async fn list_streams(State(state): State<Shared>) -> Result<Response, ServiceEr
 async fn stream_status(
     State(state): State<Shared>,
     Path(stream): Path<String>,
+    Extension(caller): Extension<Principal>,
 ) -> Result<Response, ServiceError> {
+    caller.require_owner("read a stream's state")?;
     let name = StreamName::new(&stream)?;
     let info = state
         .store
@@ -178,6 +199,7 @@ async fn stream_status(
 async fn upload(
     State(state): State<Shared>,
     Path(stream): Path<String>,
+    Extension(caller): Extension<Principal>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServiceError> {
@@ -187,12 +209,14 @@ async fn upload(
             name: "Idempotency-Key",
         });
     }
+    let device = caller.require_upload(&name)?.clone();
+    // Keys are scoped to the device: another device cannot squat this one's keys.
     let key = match headers.get(IDEMPOTENCY_KEY) {
         Some(v) => {
             let text = v.to_str().map_err(|_| ServiceError::BadHeader {
                 name: "Idempotency-Key",
             })?;
-            Some(IdempotencyKey::new(text)?)
+            Some(IdempotencyKey::scoped(&device, &IdempotencyKey::new(text)?))
         }
         None => None,
     };
@@ -204,12 +228,13 @@ async fn upload(
         .append(AppendRequest {
             stream: name.clone(),
             key,
+            device: Some(device.clone()),
             body: bytes,
             max_uploads: state.config.max_uploads_per_stream,
         })
         .await?;
     state.config.metrics.upload_stored(size, appended.duplicate);
-    tracing::debug!(stream = %name, id = appended.id, duplicate = appended.duplicate, "upload stored");
+    tracing::debug!(stream = %name, %device, id = appended.id, duplicate = appended.duplicate, "upload stored");
     let mut response = json(
         StatusCode::CREATED,
         serde_json::json!({ "id": appended.id.to_string() }),
@@ -224,9 +249,11 @@ async fn upload(
 async fn aggregate(
     State(state): State<Shared>,
     Path(stream): Path<String>,
+    Extension(caller): Extension<Principal>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServiceError> {
+    caller.require_owner("aggregate")?;
     let name = StreamName::new(&stream)?;
     let bytes = read_body(&headers, body, MAX_AGGREGATE_BODY).await?;
     // The weight count is bounded by the stream's count before the weights are parsed: a
@@ -294,9 +321,11 @@ async fn aggregate(
 
 async fn put_relin(
     State(state): State<Shared>,
+    Extension(caller): Extension<Principal>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServiceError> {
+    caller.require_owner("replace the keys")?;
     let keys = load_keys(&state, &headers, body, "RelinKeys", relin_keys).await?;
     replace(&state.relin, keys);
     tracing::info!("relinearization keys replaced");
@@ -305,9 +334,11 @@ async fn put_relin(
 
 async fn put_galois(
     State(state): State<Shared>,
+    Extension(caller): Extension<Principal>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ServiceError> {
+    caller.require_owner("replace the keys")?;
     let keys = load_keys(&state, &headers, body, "GaloisKeys", galois_keys).await?;
     replace(&state.galois, keys);
     tracing::info!("Galois keys replaced");

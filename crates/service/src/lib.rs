@@ -38,6 +38,7 @@ mod http;
 mod limits;
 mod metrics;
 pub mod names;
+pub mod principals;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -53,7 +54,7 @@ pub use codec::{Codec, Preset, UploadError};
 pub use conn::{default_max_connections, PeerAddr};
 pub use error::ServiceError;
 pub use http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
-pub use limits::{principal_key, BodyRate, PrincipalKey, RateLimit};
+pub use limits::{BodyRate, PrincipalKey, RateLimit};
 pub use metrics::Metrics;
 use store::UploadStore;
 
@@ -94,6 +95,9 @@ pub struct ServiceConfig {
     /// The counters `GET /metrics` shows (shared: a receipt task of the same process adds to
     /// them).
     pub metrics: Arc<Metrics>,
+    /// Who may call (docs/server.md, "Identities and roles"); the default lets no one in
+    /// but `GET /v1/health`.
+    pub auth: Arc<principals::Authenticator>,
 }
 
 impl ServiceConfig {
@@ -124,6 +128,7 @@ impl ServiceConfig {
             // behind one NAT (or a loopback test) would share a bucket.
             rate_limit: None,
             metrics: Arc::new(Metrics::default()),
+            auth: Arc::new(principals::Authenticator::default()),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The limits around every request (docs/server.md, "Limits"):
 //!
 //! - `/v1/health` and `/metrics` are outside every other limit (they answer under load);
+//! - the caller is authenticated from its headers (401 before any body is read) and passed
+//!   to the handler as a [`Principal`] extension;
 //! - a token bucket per principal (429 + Retry-After beyond it);
 //! - a request body is read here, before the handler: `Content-Length` is required (411),
 //!   checked against the route's limit (413), reserved from a global memory budget for
@@ -22,12 +24,12 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
-use sha2::{Digest, Sha256};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, SemaphorePermit};
 
 use crate::conn::PeerAddr;
 use crate::error::ServiceError;
 use crate::http::AppState;
+use crate::principals::Principal;
 
 /// The least a body must deliver per window.
 #[derive(Clone, Copy, Debug)]
@@ -49,25 +51,26 @@ pub struct RateLimit {
 
 /// Who a request counts against for rate limiting: an opaque key.
 ///
-/// Until authentication lands this is the SHA-256 of a presented bearer token, else the peer
-/// IP address; at the merge with the auth work, [`principal_key`] returns the authenticated
-/// principal's key instead (one line).
+/// The authenticated principal (the owner, or a device by name); a request that presents no
+/// valid credential counts against its peer's IP address, so guessing tokens is limited too.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PrincipalKey(String);
 
-/// The rate-limiting key of `request` (see [`PrincipalKey`]).
-pub fn principal_key(request: &Request) -> PrincipalKey {
-    if let Some(token) = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
-    {
-        let digest = Sha256::digest(token);
-        return PrincipalKey(format!("token:{digest:x}"));
+impl PrincipalKey {
+    /// The key of an authenticated caller.
+    pub fn of(principal: &Principal) -> Self {
+        match principal {
+            Principal::Owner => Self("owner".into()),
+            Principal::Device { name, .. } => Self(format!("device:{name}")),
+        }
     }
-    match request.extensions().get::<PeerAddr>() {
-        Some(PeerAddr(addr)) => PrincipalKey(format!("ip:{}", addr.ip())),
-        None => PrincipalKey("unknown".into()),
+
+    /// The key of an unauthenticated request: its peer's IP address.
+    pub fn peer(request: &Request) -> Self {
+        match request.extensions().get::<PeerAddr>() {
+            Some(PeerAddr(addr)) => Self(format!("ip:{}", addr.ip())),
+            None => Self("unknown".into()),
+        }
     }
 }
 
@@ -303,10 +306,19 @@ async fn limited(
     next: Next,
     path: &str,
 ) -> Result<Response, ServiceError> {
+    // Authenticated before the body is read: an anonymous or forbidden body is never
+    // buffered.
+    let caller = crate::http::principal(state, request.headers());
+    let key = match &caller {
+        Ok(principal) => PrincipalKey::of(principal),
+        Err(_) => PrincipalKey::peer(&request),
+    };
     state
         .rate_limiter
-        .take(principal_key(&request))
+        .take(key)
         .map_err(|retry_after| ServiceError::RateLimited { retry_after })?;
+    let mut request = request;
+    request.extensions_mut().insert(caller?);
     let (mut parts, body) = request.into_parts();
     // Held until the response: the handler works on the buffered body.
     let mut _reserved = None;

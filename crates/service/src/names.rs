@@ -116,6 +116,12 @@ impl IdempotencyKey {
         Ok(Self(key.to_owned()))
     }
 
+    /// The key as stored: `device/key` (a device name has no `/`), so that two devices'
+    /// keys never collide and a device cannot occupy another's keys.
+    pub fn scoped(device: &crate::principals::DeviceName, key: &IdempotencyKey) -> Self {
+        Self(format!("{device}/{}", key.0))
+    }
+
     /// The key.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -12,6 +12,7 @@ use common::{slots, Device, TestResult, P};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use zeppelin::Params;
 use zeppelin_service::client::Client;
+use zeppelin_service::principals::{Authenticator, Registry};
 use zeppelin_service::store::{SqliteStore, StoreError, UploadStore};
 use zeppelin_service::{start, AggregateOp, Preset, ServiceConfig, ServiceHandle, StartKeys};
 
@@ -19,21 +20,64 @@ struct Fixture {
     _dir: tempfile::TempDir,
     data: std::path::PathBuf,
     service: ServiceHandle,
+    /// The device `dev` (uploads).
     client: Client,
+    /// The key owner (keys, reads, aggregation).
+    owner: Client,
 }
 
-async fn fixture_with(config: ServiceConfig, keys: StartKeys) -> TestResult<Fixture> {
+/// Fixed test tokens (the registry holds only their SHA-256, as `zeppelin devices` writes).
+const OWNER_TOKEN: &str = "zpo.00000000000000000000000000000000000000000000000000000000000000aa";
+const DEVICE_TOKEN: &str =
+    "zpd.dev.00000000000000000000000000000000000000000000000000000000000000bb";
+const AS_OWNER: &[(&str, &str)] = &[(
+    "Authorization",
+    "Bearer zpo.00000000000000000000000000000000000000000000000000000000000000aa",
+)];
+const AS_DEVICE: &[(&str, &str)] = &[(
+    "Authorization",
+    "Bearer zpd.dev.00000000000000000000000000000000000000000000000000000000000000bb",
+)];
+/// The streams the test device may upload to.
+const STREAMS: &[&str] = &["temp", "s", "other", "x", "q", "full", "sd", "m"];
+
+fn sha256_hex(token: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn test_registry() -> TestResult<Registry> {
+    let file = serde_json::json!({
+        "version": 1,
+        "owner_token_sha256": sha256_hex(OWNER_TOKEN),
+        "devices": [{
+            "name": "dev",
+            "streams": STREAMS,
+            "token_sha256": sha256_hex(DEVICE_TOKEN),
+            "revoked": false,
+        }],
+    });
+    Ok(Registry::from_json(file.to_string().as_bytes())?)
+}
+
+async fn fixture_with(mut config: ServiceConfig, keys: StartKeys) -> TestResult<Fixture> {
     let dir = tempfile::tempdir()?;
     let data = dir.path().join("data");
     let store = Arc::new(SqliteStore::open(&data)?);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    config.auth = Arc::new(Authenticator::fixed(test_registry()?));
     let service = start(listener, store, config, keys).await?;
-    let client = Client::new(service.url())?;
+    let client = Client::new(service.url())?.with_token(DEVICE_TOKEN);
+    let owner = Client::new(service.url())?.with_token(OWNER_TOKEN);
     Ok(Fixture {
         _dir: dir,
         data,
         service,
         client,
+        owner,
     })
 }
 
@@ -98,10 +142,10 @@ async fn upload_count_and_sum_decrypt_to_the_plaintext_sum() -> TestResult {
         assert_eq!(receipt.id, (r + 1).to_string());
         assert!(!receipt.replayed);
     }
-    let status = f.client.status("temp").await?;
+    let status = f.owner.status("temp").await?;
     assert_eq!(status.count, readings as u64);
     assert_eq!(status.preset, "seal4096");
-    let sum = f.client.aggregate("temp", &AggregateOp::Sum).await?;
+    let sum = f.owner.aggregate("temp", &AggregateOp::Sum).await?;
     assert_eq!(sum.count, readings as u64);
     let got = device.decrypt(&sum.ciphertext)?;
     let expected: Vec<u32> = expected.iter().map(|&v| v as u32).collect();
@@ -120,7 +164,7 @@ async fn idempotency_key_makes_a_retry_count_once() -> TestResult {
     let again = f.client.upload("s", a.clone(), Some("dev-1/0")).await?;
     assert_eq!(first.id, again.id);
     assert!(!first.replayed && again.replayed);
-    assert_eq!(f.client.status("s").await?.count, 1);
+    assert_eq!(f.owner.status("s").await?.count, 1);
     // The same key with other bytes is refused, and stores nothing.
     let err = f
         .client
@@ -139,7 +183,7 @@ async fn idempotency_key_makes_a_retry_count_once() -> TestResult {
     );
     assert_eq!(f.client.upload("s", a.clone(), None).await?.id, "2");
     assert_eq!(f.client.upload("s", a, None).await?.id, "3");
-    assert_eq!(f.client.status("s").await?.count, 3);
+    assert_eq!(f.owner.status("s").await?.count, 3);
     f.service.shutdown().await?;
     Ok(())
 }
@@ -158,7 +202,7 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
 
     // 400: garbage, a truncated wire form, a flipped residue above its prime, a SEAL
     // (non-device) form, a bad stream name, a bad idempotency key.
-    let (s, h, b) = post("/v1/streams/x/ciphertexts", &[], b"hello".to_vec()).await?;
+    let (s, h, b) = post("/v1/streams/x/ciphertexts", AS_DEVICE, b"hello".to_vec()).await?;
     assert_eq!(s, 400, "{b}");
     assert!(h
         .to_ascii_lowercase()
@@ -166,7 +210,7 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
     assert!(error_text(&b).starts_with("bad ciphertext"), "{b}");
     let (s, _, b) = post(
         "/v1/streams/x/ciphertexts",
-        &[],
+        AS_DEVICE,
         good[..good.len() - 8].to_vec(),
     )
     .await?;
@@ -174,33 +218,39 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
     let mut high = good.clone();
     let at = 113 + 8 * 10; // residue 10 of c0
     high[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-    let (s, _, b) = post("/v1/streams/x/ciphertexts", &[], high).await?;
+    let (s, _, b) = post("/v1/streams/x/ciphertexts", AS_DEVICE, high).await?;
     assert_eq!(s, 400, "{b}");
     let seal_zstd = {
         let ct = zeppelin_seal::device::read_any(&device.ctx, &good)?.to_seal(&device.ctx)?;
         ct.save(zeppelin_seal::ComprMode::Zstd)?
     };
-    let (s, _, b) = post("/v1/streams/x/ciphertexts", &[], seal_zstd).await?;
+    let (s, _, b) = post("/v1/streams/x/ciphertexts", AS_DEVICE, seal_zstd).await?;
     assert_eq!(s, 400, "{b}");
     assert!(error_text(&b).contains("not a device wire form"), "{b}");
-    let (s, _, b) = post("/v1/streams/a%2Fb/ciphertexts", &[], good.clone()).await?;
+    let (s, _, b) = post("/v1/streams/a%2Fb/ciphertexts", AS_DEVICE, good.clone()).await?;
     assert_eq!(s, 400, "{b}");
     assert!(error_text(&b).contains("stream name"), "{b}");
     let (s, _, b) = post(
         "/v1/streams/x/ciphertexts",
-        &[("Idempotency-Key", "has\tspace")],
+        &[
+            ("Idempotency-Key", "has\tspace"),
+            (
+                "Authorization",
+                "Bearer zpd.dev.00000000000000000000000000000000000000000000000000000000000000bb",
+            ),
+        ],
         good.clone(),
     )
     .await?;
     assert_eq!(s, 400, "{b}");
     // Nothing of those was stored.
-    let (s, _, b) = raw(&url, "GET", "/v1/streams/x", &[], b"").await?;
+    let (s, _, b) = raw(&url, "GET", "/v1/streams/x", AS_OWNER, b"").await?;
     assert_eq!(s, 404, "{b}");
     assert_eq!(error_text(&b), "no stream x");
 
     // 413: announced and actual length over the preset's largest wire form.
     let limit = zeppelin::wire::full_len::<P>(P::K);
-    let (s, _, b) = post("/v1/streams/x/ciphertexts", &[], vec![0u8; limit + 1]).await?;
+    let (s, _, b) = post("/v1/streams/x/ciphertexts", AS_DEVICE, vec![0u8; limit + 1]).await?;
     assert_eq!(s, 413, "{b}");
     assert!(error_text(&b).contains(&limit.to_string()), "{b}");
 
@@ -209,7 +259,7 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
     assert_eq!(s, 404, "{b}");
     let (s, _, b) = post(
         "/v1/streams/none/aggregate",
-        &[],
+        AS_OWNER,
         br#"{"op":"sum"}"#.to_vec(),
     )
     .await?;
@@ -227,16 +277,16 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
         (br#"{"op":"sum","extra":1}"#, 400),
         (br#"{"op":"sum_of_squares"}"#, 409),
     ] {
-        let (s, _, b) = post("/v1/streams/x/aggregate", &[], body.to_vec()).await?;
+        let (s, _, b) = post("/v1/streams/x/aggregate", AS_OWNER, body.to_vec()).await?;
         assert_eq!(s, want, "{}: {b}", String::from_utf8_lossy(body));
         assert!(!error_text(&b).starts_with("<not"), "{b}");
     }
 
     // Keys: garbage and keys of another parameter set are refused.
-    let (s, _, b) = raw(&url, "PUT", "/v1/keys/relin", &[], b"junk").await?;
+    let (s, _, b) = raw(&url, "PUT", "/v1/keys/relin", AS_OWNER, b"junk").await?;
     assert_eq!(s, 400, "{b}");
     assert!(error_text(&b).starts_with("bad RelinKeys"), "{b}");
-    let (s, _, b) = raw(&url, "PUT", "/v1/keys/galois", &[], &good).await?;
+    let (s, _, b) = raw(&url, "PUT", "/v1/keys/galois", AS_OWNER, &good).await?;
     assert_eq!(s, 400, "{b}");
     f.service.shutdown().await?;
     Ok(())
@@ -257,16 +307,16 @@ async fn sum_of_squares_and_dot_decrypt_to_the_plaintext_results() -> TestResult
     }
     // Without relinearization keys sum_of_squares is refused; PUT supplies them.
     let err = f
-        .client
+        .owner
         .aggregate("q", &AggregateOp::SumOfSquares)
         .await
         .err()
         .ok_or("no 409")?;
     assert_eq!(err.status().map(|s| s.as_u16()), Some(409), "{err}");
-    f.client.put_relin_keys(device.relin_keys()?).await?;
+    f.owner.put_relin_keys(device.relin_keys()?).await?;
     // SEAL's default Galois key set fits the key body limit.
-    f.client.put_galois_keys(device.galois_keys()?).await?;
-    let sq = f.client.aggregate("q", &AggregateOp::SumOfSquares).await?;
+    f.owner.put_galois_keys(device.galois_keys()?).await?;
+    let sq = f.owner.aggregate("q", &AggregateOp::SumOfSquares).await?;
     assert_eq!(sq.count, readings.len() as u64);
     let want: Vec<u32> = (0..P::N)
         .map(|i| (readings.iter().map(|v| (v[i] as i64).pow(2)).sum::<i64>() % t) as u32)
@@ -274,13 +324,13 @@ async fn sum_of_squares_and_dot_decrypt_to_the_plaintext_results() -> TestResult
     let got = device.decrypt(&sq.ciphertext)?;
     assert_eq!(got, want);
     // The same check catches a wrong result: the plain sum is not the sum of squares.
-    let sum = device.decrypt(&f.client.aggregate("q", &AggregateOp::Sum).await?.ciphertext)?;
+    let sum = device.decrypt(&f.owner.aggregate("q", &AggregateOp::Sum).await?.ciphertext)?;
     assert_ne!(sum, want);
 
     // dot: signed weights reduced mod t, a zero weight, one weight per upload.
     let weights = vec![3i64, -2, 0, 1, 65_537 + 5, -65_537 * 2 - 1, 7];
     let dot = f
-        .client
+        .owner
         .aggregate("q", &AggregateOp::Dot(weights.clone()))
         .await?;
     let want: Vec<u32> = (0..P::N)
@@ -295,7 +345,7 @@ async fn sum_of_squares_and_dot_decrypt_to_the_plaintext_results() -> TestResult
         .collect();
     assert_eq!(device.decrypt(&dot.ciphertext)?, want);
     let err = f
-        .client
+        .owner
         .aggregate("q", &AggregateOp::Dot(vec![0, 65_537, 0, 0, 0, 0, -65_537]))
         .await
         .err()
@@ -346,7 +396,7 @@ async fn stream_limit_is_enforced() -> TestResult {
     assert!(err.to_string().contains("maximum of 3"), "{err}");
     // A retry of a stored upload is still answered with its id.
     assert_eq!(f.client.upload("full", ct, Some("k1")).await?.id, "2");
-    assert_eq!(f.client.status("full").await?.count, 3);
+    assert_eq!(f.owner.status("full").await?.count, 3);
     f.service.shutdown().await?;
     Ok(())
 }
@@ -364,7 +414,7 @@ async fn a_slow_body_is_cut_with_408_and_health_stays_outside_the_in_flight_limi
     let addr = f.service.url().trim_start_matches("http://").to_owned();
     // A body that never finishes: it is read outside the in-flight limit, at a minimum rate.
     let mut slow = tokio::net::TcpStream::connect(&addr).await?;
-    slow.write_all(format!("POST /v1/streams/s/ciphertexts HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 1000\r\n\r\nabc").as_bytes()).await?;
+    slow.write_all(format!("POST /v1/streams/s/ciphertexts HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {DEVICE_TOKEN}\r\nContent-Length: 1000\r\n\r\nabc").as_bytes()).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (s, _, b) = raw(f.service.url(), "GET", "/v1/health", &[], b"").await?;
     assert_eq!(s, 200, "{b}");
@@ -433,11 +483,11 @@ async fn data_dir_of_another_schema_version_is_refused() -> TestResult {
     let dir = tempfile::tempdir()?;
     SqliteStore::open(dir.path())?.close().await?;
     let db = dir.path().join(zeppelin_service::store::DB_FILE);
-    rusqlite::Connection::open(&db)?.execute_batch("PRAGMA user_version = 2;")?;
+    rusqlite::Connection::open(&db)?.execute_batch("PRAGMA user_version = 1;")?;
     match SqliteStore::open(dir.path()) {
         Err(StoreError::SchemaVersion {
-            found: 2,
-            expected: 1,
+            found: 1,
+            expected: 2,
             ..
         }) => {}
         Err(e) => return Err(format!("wrong error {e}").into()),
@@ -492,7 +542,7 @@ async fn metrics_count_uploads_aggregations_and_errors() -> TestResult {
         f.service.url(),
         "POST",
         "/v1/streams/m/ciphertexts",
-        &[],
+        AS_DEVICE,
         b"junk",
     )
     .await?;
@@ -501,15 +551,15 @@ async fn metrics_count_uploads_aggregations_and_errors() -> TestResult {
         f.service.url(),
         "POST",
         "/v1/streams/none/aggregate",
-        &[],
+        AS_OWNER,
         br#"{"op":"sum"}"#,
     )
     .await?;
     assert_eq!(status, 404);
-    let sum = f.client.aggregate("m", &AggregateOp::Sum).await?;
+    let sum = f.owner.aggregate("m", &AggregateOp::Sum).await?;
     assert_eq!(sum.count, 3);
 
-    let (status, head, text) = raw(f.service.url(), "GET", "/metrics", &[], b"").await?;
+    let (status, head, text) = raw(f.service.url(), "GET", "/metrics", AS_OWNER, b"").await?;
     assert_eq!(status, 200);
     assert!(
         head.to_ascii_lowercase()

@@ -131,6 +131,35 @@ async fn main() -> BenchResult {
     }
     let bodies = Arc::new(bodies);
 
+    // The owner and one registered device for the HTTP stream (docs/server.md roles).
+    let auth = dir.path().join("auth");
+    let status = Command::new(&bin)
+        .args(["devices", "owner", "--data"])
+        .arg(&auth)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        return Err("zeppelin devices owner failed".into());
+    }
+    let owner_token = std::fs::read_to_string(auth.join("owner.token"))?
+        .trim()
+        .to_owned();
+    let added = Command::new(&bin)
+        .args([
+            "devices",
+            "add",
+            "--device",
+            "bench-http",
+            "--stream",
+            "http",
+            "--data",
+        ])
+        .arg(&auth)
+        .output()?;
+    if !added.status.success() {
+        return Err("zeppelin devices add failed".into());
+    }
+    let device_token = String::from_utf8(added.stdout)?.trim().to_owned();
     let cluster = Cluster::start().await?;
     let nats = cluster.nats_arg();
     let (_serve, line) = spawn_ready(
@@ -139,12 +168,15 @@ async fn main() -> BenchResult {
             .args(["--aggregate", "workers", "--shard-size"])
             .arg(args.shard_size.to_string())
             .args(["--max-in-flight", "1024", "--keys"])
-            .arg(&public),
+            .arg(&public)
+            .arg("--auth-dir")
+            .arg(&auth),
         &dir.path().join("serve.log"),
         "listening on ",
     )?;
     let url = line.strip_prefix("listening on ").ok_or("no URL")?;
-    let http = Client::new(url)?;
+    let http = Client::new(url)?.with_token(&device_token);
+    let owner = Client::new(url)?.with_token(&owner_token);
 
     // HTTP ingest into stream "http".
     let started = Instant::now();
@@ -230,7 +262,7 @@ async fn main() -> BenchResult {
             )?);
         }
         let t0 = Instant::now();
-        let result = http.aggregate("http", &AggregateOp::Sum).await?;
+        let result = owner.aggregate("http", &AggregateOp::Sum).await?;
         let seconds = t0.elapsed().as_secs_f64();
         drop(procs);
         let ct = zeppelin_seal::Ciphertext::load(ctx.seal(), &result.ciphertext)?;

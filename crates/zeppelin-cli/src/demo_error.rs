@@ -26,6 +26,12 @@ pub enum DemoError {
     /// The in-process service's store could not be opened.
     #[error("in-process store: {0}")]
     Store(#[from] zeppelin_service::store::StoreError),
+    /// The demo's devices could not be registered (`--auth-dir`).
+    #[error("registering the demo's devices: {0}")]
+    Registry(String),
+    /// `--server` without `--auth-dir`.
+    #[error("--server needs --auth-dir DIR (the server's credential directory) to register the demo's devices")]
+    NoAuthDir,
     /// An HTTP exchange with the service failed.
     #[error("{what}: {source}")]
     Http {

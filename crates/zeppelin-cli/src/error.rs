@@ -301,6 +301,21 @@ pub enum CliError {
     /// The service's store could not be opened or closed.
     #[error(transparent)]
     Store(#[from] zeppelin_service::store::StoreError),
+    /// The credential registry could not be read, written or changed.
+    #[error(transparent)]
+    Registry(#[from] zeppelin_service::principals::RegistryError),
+    /// A device or stream name breaks the naming rules.
+    #[error(transparent)]
+    Name(#[from] zeppelin_service::names::NameError),
+    /// Plain HTTP on an address other than loopback without `--insecure-listen`.
+    #[error("refusing plain HTTP on {addr}, which is not a loopback address: tokens would cross the network in clear; listen on 127.0.0.1 (behind a TLS proxy) or pass --insecure-listen")]
+    InsecureListen {
+        /// The address.
+        addr: String,
+    },
+    /// `zeppelin serve --store` without a directory for the credential registry.
+    #[error("zeppelin serve --store nats://... needs --auth-dir DIR for the credential registry")]
+    NoAuthDir,
     /// The service did not start or stop cleanly.
     #[error(transparent)]
     Service(#[from] zeppelin_service::StartError),

@@ -23,6 +23,7 @@ pub mod decrypt;
 pub mod demo;
 pub mod demo_error;
 pub mod demo_local;
+pub mod devices;
 pub mod encrypt;
 pub mod error;
 pub mod eval;
@@ -83,6 +84,8 @@ enum Command {
     /// Run the aggregation service over HTTP (docs/server.md) on a durable store: SQLite in
     /// DIR (--data) or NATS JetStream (--store nats://...).
     Serve(serve::ServeArgs),
+    /// The service's credentials: register, revoke and list devices, issue the owner token.
+    Devices(devices::DevicesArgs),
     /// Run an aggregation worker of the NATS JetStream cluster (sums shards of jobs).
     Worker(worker::WorkerArgs),
 }
@@ -124,6 +127,7 @@ pub fn run() -> ExitCode {
         Command::Bench(a) => bench::run(&a),
         Command::Serve(a) => serve::run(&a),
         Command::Worker(a) => worker::run(&a),
+        Command::Devices(a) => devices::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use clap::Args;
 use zeppelin_cluster::{receipts, NatsStore};
 use zeppelin_seal::device::SealPreset;
+use zeppelin_service::principals::{Authenticator, REGISTRY_FILE};
 use zeppelin_service::store::{SqliteStore, UploadStore};
 use zeppelin_service::{Preset, ServiceConfig, StartKeys};
 
@@ -51,6 +52,14 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "ZEPPELIN_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Directory of the credential registry (principals.json, owner.token; `zeppelin
+    /// devices --data` writes it). Default: the --data directory; required with --store.
+    #[arg(long, env = "ZEPPELIN_AUTH_DIR")]
+    pub auth_dir: Option<PathBuf>,
+    /// Allow plain HTTP on an address that is not loopback (tokens then cross the network
+    /// in clear: only behind a TLS-terminating proxy on a trusted link).
+    #[arg(long, env = "ZEPPELIN_INSECURE_LISTEN")]
+    pub insecure_listen: bool,
     /// Log one JSON object per line on stderr (default: key=value text).
     #[arg(long, env = "ZEPPELIN_LOG_JSON")]
     pub log_json: bool,
@@ -193,7 +202,19 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
         relin: optional_key_file(&dir, RELIN, "SEAL RelinKeys", cap)?,
         galois: optional_key_file(&dir, GALOIS, "SEAL GaloisKeys", cap)?,
     };
+    let auth_dir = a
+        .auth_dir
+        .as_deref()
+        .or(a.data.as_deref())
+        .ok_or(CliError::NoAuthDir)?;
+    if let Some(path) = crate::devices::ensure_owner(auth_dir)? {
+        crate::console::warn(format_args!(
+            "zeppelin serve: first start: owner token written to {} (0600)",
+            path.display()
+        ))?;
+    }
     let mut config = ServiceConfig::new(preset);
+    config.auth = Arc::new(Authenticator::from_file(&auth_dir.join(REGISTRY_FILE))?);
     config.max_uploads_per_stream = a.max_uploads_per_stream;
     config.max_in_flight = a.max_in_flight;
     if let Some(max) = a.max_connections {
@@ -212,6 +233,7 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
     runtime.block_on(serve(
         a.store_choice()?,
         &a.listen,
+        a.insecure_listen,
         config,
         keys,
         &a.aggregate,
@@ -221,6 +243,7 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
 async fn serve(
     choice: StoreChoice<'_>,
     listen: &str,
+    insecure_listen: bool,
     config: ServiceConfig,
     keys: StartKeys,
     aggregate: &crate::worker::AggregateArgs,
@@ -253,6 +276,16 @@ async fn serve(
             addr: listen.to_owned(),
             source,
         })?;
+    let bound = listener.local_addr().map_err(|source| CliError::Listen {
+        addr: listen.to_owned(),
+        source,
+    })?;
+    // Bearer tokens in clear must not leave the machine unless the operator says so.
+    if !bound.ip().is_loopback() && !insecure_listen {
+        return Err(CliError::InsecureListen {
+            addr: bound.to_string(),
+        });
+    }
     let handle =
         zeppelin_service::start_with_aggregator(listener, store, config, keys, aggregator).await?;
     // The one line a script waits for (the logs go to stderr).

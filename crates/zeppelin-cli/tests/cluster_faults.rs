@@ -18,6 +18,7 @@
 
 #[path = "../../cluster/tests/support/cluster.rs"]
 mod cluster;
+mod credentials;
 #[path = "../../cluster/tests/support/mqtt_device.rs"]
 mod mqtt_device;
 #[path = "../../cluster/tests/support/process.rs"]
@@ -121,6 +122,21 @@ struct Acks {
     http_retries: u64,
 }
 
+/// The registered device the HTTP clients upload as.
+const HTTP_DEVICE: &str = "fault-fleet";
+
+/// The subject token an acknowledged upload is stored under: HTTP keys are scoped to their
+/// device (`device/key`, hashed into the subject), MQTT keys are literal.
+fn stored_token(key: &str, over_http: bool) -> TestResult<String> {
+    use zeppelin_service::names::IdempotencyKey;
+    if !over_http {
+        return Ok(key.to_owned());
+    }
+    let device = zeppelin_service::principals::DeviceName::new(HTTP_DEVICE)?;
+    let scoped = IdempotencyKey::scoped(&device, &IdempotencyKey::new(key)?);
+    Ok(zeppelin_cluster::layout::key_token(&scoped))
+}
+
 fn key_of(i: usize, http: bool) -> String {
     if http {
         format!("h{i}")
@@ -173,10 +189,11 @@ async fn device(
                 ReceiptAnswer::Refused(e) => return Err(format!("{key} refused: {e}").into()),
             }
         };
+        let token = stored_token(&key, over_http)?;
         acks.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .by_key
-            .insert(key, (digest, id, over_http));
+            .insert(token, (digest, id, over_http));
         acked.fetch_add(1, Ordering::Relaxed);
     }
     let mut acks = acks
@@ -246,6 +263,8 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
         std::fs::copy(keys.join(f), public.join(f))?;
     }
     let encryptor = Arc::new(Encryptor::open(&keys)?);
+    let auth = dir.path().join("auth");
+    let creds = credentials::issue(&auth, HTTP_DEVICE, &[STREAM])?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -260,7 +279,9 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
             .args(["--aggregate", "workers", "--shard-size"])
             .arg(SHARD_SIZE.to_string())
             .args(["--max-in-flight", "1024", "--keys"])
-            .arg(&public),
+            .arg(&public)
+            .arg("--auth-dir")
+            .arg(&auth),
         &dir.path().join("serve.log"),
         "listening on ",
     )?;
@@ -279,7 +300,8 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
         )?;
         workers.push(Some(worker));
     }
-    let http = Client::new(&url)?;
+    let http = Client::new(&url)?.with_token(&creds.device);
+    let owner = Client::new(&url)?.with_token(&creds.owner);
     let js = jetstream::new(runtime.block_on(cluster.connect())?);
     eprintln!(
         "cluster faults: cluster, service and {WORKERS} workers up after {:.1} s",
@@ -413,15 +435,18 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
     }
     assert_eq!(seen.len(), uploads, "stored uploads");
     assert_eq!(stored.len(), uploads, "messages in {UPLOADS_STREAM}");
-    assert_eq!(runtime.block_on(http.status(STREAM))?.count, uploads as u64);
+    assert_eq!(
+        runtime.block_on(owner.status(STREAM))?.count,
+        uploads as u64
+    );
 
     // `sum`, with one worker killed while every worker holds a shard.
     let (sum_truth, squares_truth) = truth(uploads);
     let aggregate_started = Instant::now();
     let (sum, ack_pending_at_kill) = runtime.block_on(async {
         let request = {
-            let http = http.clone();
-            tokio::spawn(async move { http.aggregate(STREAM, &AggregateOp::Sum).await })
+            let owner = owner.clone();
+            tokio::spawn(async move { owner.aggregate(STREAM, &AggregateOp::Sum).await })
         };
         let mut pending = 0;
         while !request.is_finished() {
@@ -461,7 +486,7 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
 
     // `sum_of_squares` on the two workers left.
     let squares_started = Instant::now();
-    let squares = runtime.block_on(http.aggregate(STREAM, &AggregateOp::SumOfSquares))?;
+    let squares = runtime.block_on(owner.aggregate(STREAM, &AggregateOp::SumOfSquares))?;
     let squares_seconds = squares_started.elapsed().as_secs_f64();
     assert_eq!(squares.count, uploads as u64);
     let squares_line = seal_check(

@@ -231,10 +231,24 @@ fn stop(mut child: Child) {
 fn server_flag_uploads_to_a_running_zeppelin_serve() {
     let tmp = scratch();
     let (child, url) = serve(tmp.path(), "seal4096");
+    // The server's credential directory: the demo reads owner.token there and registers
+    // its devices.
+    let auth_dir = tmp.path().join("serve-data-seal4096");
+    let auth = auth_dir.to_str().unwrap();
     let run_dir = scratch();
     let out = ok(
         run_dir.path(),
-        &["demo", "--devices", "3", "--server", &url, "--seed", "5"],
+        &[
+            "demo",
+            "--devices",
+            "3",
+            "--server",
+            &url,
+            "--seed",
+            "5",
+            "--auth-dir",
+            auth,
+        ],
     );
     assert!(
         out.contains("all 4096 slots within the quantisation bound: yes"),
@@ -245,7 +259,17 @@ fn server_flag_uploads_to_a_running_zeppelin_serve() {
     // A second run on the same server uses a stream of its own: the counts still match.
     let again = ok(
         run_dir.path(),
-        &["demo", "--devices", "3", "--server", &url, "--seed", "5"],
+        &[
+            "demo",
+            "--devices",
+            "3",
+            "--server",
+            &url,
+            "--seed",
+            "5",
+            "--auth-dir",
+            auth,
+        ],
     );
     assert_eq!(results(&out), results(&again));
     // A server of another preset is refused by name.

@@ -38,6 +38,26 @@ fn run(cmd: &mut Command) -> TestResult {
     Ok(())
 }
 
+/// The device name the crash test's clients upload as.
+const DEVICE: &str = "crash-fleet";
+
+/// Issues the owner token and registers [`DEVICE`] for [`STREAM`] in `data`: (owner, device).
+fn credentials(data: &Path) -> TestResult<(String, String)> {
+    run(zeppelin().args(["devices", "owner", "--data"]).arg(data))?;
+    let owner = std::fs::read_to_string(data.join("owner.token"))?
+        .trim()
+        .to_owned();
+    let out = zeppelin()
+        .args(["devices", "add", "--data"])
+        .arg(data)
+        .args(["--device", DEVICE, "--stream", STREAM])
+        .output()?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned().into());
+    }
+    Ok((owner, String::from_utf8(out.stdout)?.trim().to_owned()))
+}
+
 /// A server child that is killed if the test ends early (a failed assertion).
 struct Server(Child);
 
@@ -195,8 +215,9 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
     let counter = Arc::new(AtomicU64::new(0));
 
     // Phase 1: ingest, and SIGKILL once KILL_AFTER uploads were acknowledged.
+    let (owner_token, device_token) = credentials(&data)?;
     let (mut first, url) = serve(&data, &keys, &log)?;
-    let client = Client::new(&url)?;
+    let client = Client::new(&url)?.with_token(&device_token);
     let all = plan(bodies.len());
     let watcher_counter = counter.clone();
     let pid = first.0.id();
@@ -237,8 +258,9 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
 
     // Phase 2: restart on the same data directory.
     let (mut second, url) = serve(&data, &keys, &log)?;
-    let client = Client::new(&url)?;
-    let count_after_restart = runtime.block_on(client.status(STREAM))?.count;
+    let client = Client::new(&url)?.with_token(&device_token);
+    let owner = Client::new(&url)?.with_token(&owner_token);
+    let count_after_restart = runtime.block_on(owner.status(STREAM))?.count;
     assert!(
         count_after_restart as usize >= n_acked,
         "{count_after_restart} stored after the restart, {n_acked} had been acknowledged"
@@ -263,7 +285,7 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
         );
     }
     assert_eq!(
-        runtime.block_on(client.status(STREAM))?.count,
+        runtime.block_on(owner.status(STREAM))?.count,
         count_after_restart
     );
     // 2. Retry everything else: the stream ends with every upload exactly once.
@@ -277,7 +299,7 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
     let in_flight_committed = finals.values().filter(|(_, replayed)| *replayed).count();
     assert_eq!(in_flight_committed, count_after_restart as usize - n_acked);
     assert_eq!(
-        runtime.block_on(client.status(STREAM))?.count,
+        runtime.block_on(owner.status(STREAM))?.count,
         UPLOADS as u64
     );
     let ids: HashSet<u64> = acked_before
@@ -295,19 +317,26 @@ fn kill_9_mid_ingest_loses_no_acknowledged_upload_and_duplicates_none() -> TestR
         data.join(zeppelin_service::store::DB_FILE),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )?;
-    let mut stmt = db.prepare("SELECT u.seq, u.idem_key, u.body FROM uploads u JOIN streams s ON u.stream_id = s.id WHERE s.name = ?1 ORDER BY u.seq")?;
+    let mut stmt = db.prepare("SELECT u.seq, u.idem_key, u.body, u.device FROM uploads u JOIN streams s ON u.stream_id = s.id WHERE s.name = ?1 ORDER BY u.seq")?;
     let rows = stmt.query_map([STREAM], |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, Vec<u8>>(2)?,
+            r.get::<_, String>(3)?,
         ))
     })?;
     let expected: HashMap<&str, usize> = all.iter().map(|(k, b)| (k.as_str(), *b)).collect();
     let mut seen = HashSet::new();
     for (next, row) in (1i64..).zip(rows) {
-        let (seq, key, body) = row?;
+        let (seq, scoped, body, device) = row?;
         assert_eq!(seq, next, "ids not dense");
+        // Keys are stored scoped to their device, and each upload records its device.
+        assert_eq!(device, DEVICE);
+        let key = scoped
+            .strip_prefix(&format!("{DEVICE}/"))
+            .ok_or_else(|| format!("key {scoped} not scoped to {DEVICE}"))?
+            .to_owned();
         assert!(seen.insert(key.clone()), "key {key} stored twice");
         let b = expected
             .get(key.as_str())
@@ -371,7 +400,7 @@ fn serve_refuses_what_it_cannot_serve() -> TestResult {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("schema version 7, this build reads version 1"),
+        stderr.contains("schema version 7, this build reads version 2"),
         "{stderr}"
     );
     Ok(())

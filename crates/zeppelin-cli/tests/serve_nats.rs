@@ -5,6 +5,7 @@
 
 #[path = "../../service/tests/common/mod.rs"]
 mod common;
+mod credentials;
 #[path = "../../cluster/tests/node/mod.rs"]
 mod node;
 
@@ -28,12 +29,12 @@ impl Drop for Server {
 }
 
 /// `GET /metrics` over a plain TCP connection: the body.
-fn metrics(url: &str) -> TestResult<String> {
+fn metrics(url: &str, owner: &str) -> TestResult<String> {
     let addr = url.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr)?;
     write!(
         s,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {owner}\r\nConnection: close\r\n\r\n"
     )?;
     let mut text = String::new();
     s.read_to_string(&mut text)?;
@@ -54,6 +55,8 @@ fn serve_on_jetstream_stores_sums_and_receipts() -> TestResult {
         .arg(&keys)
         .output()?;
     assert!(out.status.success(), "keygen: {:?}", out);
+    let auth = dir.path().join("auth");
+    let creds = credentials::issue(&auth, "meter-5", &["meter"])?;
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
         .args([
@@ -65,6 +68,8 @@ fn serve_on_jetstream_stores_sums_and_receipts() -> TestResult {
             "--keys",
         ])
         .arg(&keys)
+        .arg("--auth-dir")
+        .arg(&auth)
         .env("ZEPPELIN_STORE", &node.url)
         .env_remove("ZEPPELIN_DATA")
         // This test is about the store: aggregate in process (with NATS the default is the
@@ -89,7 +94,8 @@ fn serve_on_jetstream_stores_sums_and_receipts() -> TestResult {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let client = Client::new(&url)?;
+    let client = Client::new(&url)?.with_token(&creds.device);
+    let owner = Client::new(&url)?.with_token(&creds.owner);
     let device = Device::new(5)?;
     let mut ids = Vec::new();
     for r in 0..3u32 {
@@ -103,8 +109,8 @@ fn serve_on_jetstream_stores_sums_and_receipts() -> TestResult {
         ids.push(receipt.id.parse::<u64>()?);
     }
     assert!(ids.windows(2).all(|w| w[1] > w[0]), "{ids:?}");
-    assert_eq!(runtime.block_on(client.status("meter"))?.count, 3);
-    let sum = runtime.block_on(client.aggregate("meter", &AggregateOp::Sum))?;
+    assert_eq!(runtime.block_on(owner.status("meter"))?.count, 3);
+    let sum = runtime.block_on(owner.aggregate("meter", &AggregateOp::Sum))?;
     assert_eq!(sum.count, 3);
     // The decrypted sum is the slot-wise sum of the three readings.
     let expected = slots(|i| 3 * i as u32 + 3);
@@ -113,7 +119,7 @@ fn serve_on_jetstream_stores_sums_and_receipts() -> TestResult {
     // The receipt task `serve` started answers every stored upload.
     let deadline = Instant::now() + Duration::from_secs(20);
     let text = loop {
-        let text = metrics(&url)?;
+        let text = metrics(&url, &creds.owner)?;
         if text.contains("zeppelin_receipts_total{result=\"stored\"} 3")
             || Instant::now() > deadline
         {

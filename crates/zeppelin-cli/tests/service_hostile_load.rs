@@ -11,13 +11,18 @@
 //! - a "transparent" full-form upload (c1 = 0) is refused, the genuine one stored;
 //! - errors are JSON and bounded (405, bad percent-encoding, 404, garbage uploads, 411, a
 //!   repeated Idempotency-Key, a `dot` body longer than the stream's weights);
-//! - a per-caller rate limit answers 429 + Retry-After, health is not limited.
+//! - a per-caller rate limit answers 429 + Retry-After, health is not limited; anonymous
+//!   callers are limited by their address, and an anonymous body is refused (401) unread.
+//!
+//! Uploads are made as a registered device and reads as the owner (`tests/credentials`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod credentials;
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -37,6 +42,9 @@ fn run(cmd: &mut Command) -> TestResult {
 struct Server {
     child: Child,
     addr: String,
+    /// `Authorization` header lines (with the leading CRLF) of the owner and the device.
+    owner: String,
+    device: String,
 }
 
 impl Drop for Server {
@@ -66,6 +74,9 @@ impl Server {
             .parse()?)
     }
 }
+
+/// The streams the test device is registered for.
+const STREAMS: [&str; 6] = ["slow", "normal", "big", "t", "s", "d"];
 
 /// A key directory and a data directory.
 struct Fixture {
@@ -108,6 +119,8 @@ impl Fixture {
             None => zeppelin(),
         };
         let data = self.dir.path().join(format!("data-{}", extra.len()));
+        std::fs::create_dir_all(&data)?;
+        let creds = credentials::issue(&data, "dev", &STREAMS)?;
         let mut child = cmd
             .args(["serve", "--listen", "127.0.0.1:0", "--data"])
             .arg(&data)
@@ -126,7 +139,12 @@ impl Fixture {
             .strip_prefix("listening on http://")
             .ok_or_else(|| format!("unexpected first line {line:?}"))?
             .to_owned();
-        Ok(Server { child, addr })
+        Ok(Server {
+            child,
+            addr,
+            owner: format!("\r\nAuthorization: Bearer {}", creds.owner),
+            device: format!("\r\nAuthorization: Bearer {}", creds.device),
+        })
     }
 }
 
@@ -202,12 +220,14 @@ fn health(addr: &str) -> TestResult<u16> {
     Ok(request(addr, "GET /v1/health HTTP/1.1", b"")?.status)
 }
 
-fn upload(addr: &str, stream: &str, body: &[u8], extra: &str) -> TestResult<Reply> {
+/// An upload as the server's registered device.
+fn upload(server: &Server, stream: &str, body: &[u8], extra: &str) -> TestResult<Reply> {
     request(
-        addr,
+        &server.addr,
         &format!(
-            "POST /v1/streams/{stream}/ciphertexts HTTP/1.1\r\nContent-Length: {}{extra}",
-            body.len()
+            "POST /v1/streams/{stream}/ciphertexts HTTP/1.1\r\nContent-Length: {}{}{extra}",
+            body.len(),
+            server.device
         ),
         body,
     )
@@ -221,12 +241,14 @@ fn slow_bodies_are_cut_while_health_and_uploads_answer() -> TestResult {
     let addr = server.addr.clone();
     const SLOW: usize = 300;
     let mut slow = Vec::with_capacity(SLOW);
+    // Slow bodies from an authenticated device: credentials do not buy a slow link a hold.
     for _ in 0..SLOW {
         let mut s = TcpStream::connect(&addr)?;
         s.write_all(
             format!(
-                "POST /v1/streams/slow/ciphertexts HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
-                ct.len()
+                "POST /v1/streams/slow/ciphertexts HTTP/1.1\r\nHost: x\r\nContent-Length: {}{}\r\n\r\n",
+                ct.len(),
+                server.device
             )
             .as_bytes(),
         )?;
@@ -250,7 +272,7 @@ fn slow_bodies_are_cut_while_health_and_uploads_answer() -> TestResult {
         );
         health_ok += 1;
         let r = upload(
-            &addr,
+            &server,
             "normal",
             &ct,
             &format!("\r\nIdempotency-Key: k{round}"),
@@ -347,8 +369,11 @@ fn stalled_large_bodies_stay_within_the_memory_budget() -> TestResult {
     for _ in 0..STALLED {
         let mut s = TcpStream::connect(&addr)?;
         s.write_all(
-            format!("POST /v1/streams/big/aggregate HTTP/1.1\r\nHost: x\r\nContent-Length: {BODY}\r\n\r\n")
-                .as_bytes(),
+            format!(
+                "POST /v1/streams/big/aggregate HTTP/1.1\r\nHost: x\r\nContent-Length: {BODY}{}\r\n\r\n",
+                server.owner
+            )
+            .as_bytes(),
         )?;
         s.set_write_timeout(Some(Duration::from_millis(300)))?;
         // All but the last byte; a refused body fails partway.
@@ -412,11 +437,11 @@ fn a_transparent_upload_is_refused_and_a_genuine_full_one_stored() -> TestResult
     let fx = fixture()?;
     let full = fx.ciphertext("symmetric")?;
     let server = fx.serve(&[], None)?;
-    let r = upload(&server.addr, "t", &transparent(&full), "")?;
+    let r = upload(&server, "t", &transparent(&full), "")?;
     assert_eq!(r.status, 400);
     let e = r.json_error()?;
     assert!(e.contains("degenerate ciphertext"), "{e}");
-    let r = upload(&server.addr, "t", &full, "")?;
+    let r = upload(&server, "t", &full, "")?;
     assert_eq!(r.status, 201, "{:?}", r.json_error());
     Ok(())
 }
@@ -445,14 +470,17 @@ fn errors_are_json_bounded_and_precise() -> TestResult {
         ),
         (
             "garbage upload",
-            upload(addr, "s", &vec![0xA5u8; 1600], "")?,
+            upload(&server, "s", &vec![0xA5u8; 1600], "")?,
             400,
         ),
         (
             "no Content-Length",
             request(
                 addr,
-                "POST /v1/streams/s/ciphertexts HTTP/1.1\r\nTransfer-Encoding: chunked",
+                &format!(
+                    "POST /v1/streams/s/ciphertexts HTTP/1.1\r\nTransfer-Encoding: chunked{}",
+                    server.device
+                ),
                 b"3\r\nabc\r\n0\r\n\r\n",
             )?,
             411,
@@ -460,7 +488,7 @@ fn errors_are_json_bounded_and_precise() -> TestResult {
         (
             "repeated Idempotency-Key",
             upload(
-                addr,
+                &server,
                 "s",
                 &ct,
                 "\r\nIdempotency-Key: a\r\nIdempotency-Key: b",
@@ -480,13 +508,14 @@ fn errors_are_json_bounded_and_precise() -> TestResult {
     }
     assert!(cases[5].1.json_error()?.contains("more than once"));
     // A dot body longer than one weight per upload can be is refused before parsing.
-    assert_eq!(upload(addr, "d", &ct, "")?.status, 201);
+    assert_eq!(upload(&server, "d", &ct, "")?.status, 201);
     let weights = format!("{{\"op\":\"dot\",\"weights\":[{}1]}}", "1,".repeat(10_000));
     let r = request(
         addr,
         &format!(
-            "POST /v1/streams/d/aggregate HTTP/1.1\r\nContent-Length: {}",
-            weights.len()
+            "POST /v1/streams/d/aggregate HTTP/1.1\r\nContent-Length: {}{}",
+            weights.len(),
+            server.owner
         ),
         weights.as_bytes(),
     )?;
@@ -504,9 +533,10 @@ fn a_caller_over_its_rate_gets_429_and_health_is_not_limited() -> TestResult {
     let fx = fixture()?;
     let server = fx.serve(&["--rate-limit", "1", "--rate-burst", "5"], None)?;
     let addr = &server.addr;
+    let list = format!("GET /v1/streams HTTP/1.1{}", server.owner);
     let mut limited = 0;
     for _ in 0..20 {
-        let r = request(addr, "GET /v1/streams HTTP/1.1", b"")?;
+        let r = request(addr, &list, b"")?;
         if r.status == 429 {
             assert!(r
                 .header("retry-after")
@@ -514,13 +544,52 @@ fn a_caller_over_its_rate_gets_429_and_health_is_not_limited() -> TestResult {
             assert!(r.json_error()?.contains("rate limit"));
             limited += 1;
         } else {
-            assert_eq!(r.status, 200);
+            assert_eq!(r.status, 200, "{:?}", r.json_error());
         }
     }
     assert!(limited >= 14, "{limited} of 20 limited");
+    // The device has a bucket of its own: the owner's use does not limit it.
+    let upload_head = format!(
+        "POST /v1/streams/s/ciphertexts HTTP/1.1\r\nContent-Length: 3{}",
+        server.device
+    );
+    assert_eq!(request(addr, &upload_head, b"abc")?.status, 400);
+    // Anonymous callers (token guessing) count against their address: 401, then 429.
+    let mut anonymous = Vec::new();
+    for i in 0..20 {
+        let guess = format!("GET /v1/streams HTTP/1.1\r\nAuthorization: Bearer guess{i}");
+        anonymous.push(request(addr, &guess, b"")?.status);
+    }
+    assert!(anonymous.iter().all(|s| *s == 401 || *s == 429));
+    assert!(
+        anonymous.iter().filter(|s| **s == 429).count() >= 14,
+        "{anonymous:?}"
+    );
     for _ in 0..20 {
         assert_eq!(health(addr)?, 200);
     }
+    Ok(())
+}
+
+#[test]
+fn an_anonymous_body_is_refused_before_it_is_read() -> TestResult {
+    let fx = fixture()?;
+    let server = fx.serve(&[], None)?;
+    // Announces 8 MiB and sends none of it: the 401 comes at once, not after a body timeout.
+    let mut s = TcpStream::connect(&server.addr)?;
+    s.write_all(
+        format!(
+            "POST /v1/streams/big/aggregate HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+            8 << 20
+        )
+        .as_bytes(),
+    )?;
+    let t = Instant::now();
+    let r = read_reply(&mut s)?;
+    assert_eq!(r.status, 401);
+    assert!(r.header("www-authenticate").is_some());
+    assert!(r.json_error()?.contains("authentication required"));
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     Ok(())
 }
 

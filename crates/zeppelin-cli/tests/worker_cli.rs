@@ -4,6 +4,7 @@
 
 #[path = "../../service/tests/common/mod.rs"]
 mod common;
+mod credentials;
 #[path = "../../cluster/tests/node/mod.rs"]
 mod node;
 
@@ -81,6 +82,7 @@ async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestRes
             .append(AppendRequest {
                 stream: StreamName::new("meters")?,
                 key: Some(IdempotencyKey::new(&format!("k{i}"))?),
+                device: None,
                 body: Bytes::from(body),
                 max_uploads: 1_000,
             })
@@ -170,10 +172,14 @@ async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
         .stdout(Stdio::null())
         .status()?;
     assert!(keygen.success());
+    let auth = dir.path().join("auth");
+    let creds = credentials::issue(&auth, "flow-meter", &["flow"])?;
     let mut serve = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
         .args(["serve", "--listen", "127.0.0.1:0", "--replicas", "1"])
         .args(["--shard-size", "3", "--store", &node.url, "--keys"])
         .arg(&keys)
+        .arg("--auth-dir")
+        .arg(&auth)
         .env("ZEPPELIN_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -203,7 +209,8 @@ async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
     }
 
     let device = Device::new(11)?;
-    let client = zeppelin_service::client::Client::new(&url)?;
+    let client = zeppelin_service::client::Client::new(&url)?.with_token(&creds.device);
+    let owner = zeppelin_service::client::Client::new(&url)?.with_token(&creds.owner);
     let sqlite_dir = tempfile::tempdir()?;
     let sqlite = Arc::new(SqliteStore::open(sqlite_dir.path())?);
     let n = 8usize;
@@ -219,6 +226,7 @@ async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
             .append(AppendRequest {
                 stream: StreamName::new("flow")?,
                 key: Some(IdempotencyKey::new(&format!("d{i}"))?),
+                device: None,
                 body: Bytes::from(body),
                 max_uploads: 1_000,
             })
@@ -235,7 +243,7 @@ async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
     };
     let weights: Vec<i64> = (0..n as i64).map(|i| 2 * i - 3).collect();
     for op in [AggregateOp::Sum, AggregateOp::Dot(weights.clone())] {
-        let remote = client.aggregate("flow", &op).await?;
+        let remote = owner.aggregate("flow", &op).await?;
         let local = LocalAggregator
             .aggregate(with.clone(), StreamName::new("flow")?, op.clone())
             .await?;

@@ -33,6 +33,9 @@ pub struct AppendRequest {
     /// The client's idempotency key, if any: an append with a key the stream already holds
     /// stores nothing and returns the first upload's id.
     pub key: Option<IdempotencyKey>,
+    /// The device that sent it (recorded with the upload; `None` for uploads that did not
+    /// come through the authenticated HTTP API, such as tests and tools).
+    pub device: Option<crate::principals::DeviceName>,
     /// The upload's bytes (already validated by the caller).
     pub body: Bytes,
     /// The most uploads the stream may hold; a new upload beyond it is refused

@@ -27,7 +27,8 @@ use crate::names::StreamName;
 /// The database's file name in the data directory.
 pub const DB_FILE: &str = "zeppelin.sqlite3";
 /// The schema this build reads and writes (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// Version 2 (issue 28) records each upload's device.
+pub const SCHEMA_VERSION: i64 = 2;
 /// `PRAGMA application_id` of a Zeppelin store ("ZPLN").
 const APPLICATION_ID: i64 = 0x5A50_4C4E;
 /// Most appends in one transaction, and most bytes (bounds the writer's memory and the
@@ -50,6 +51,7 @@ CREATE TABLE uploads (
     seq INTEGER NOT NULL,
     idem_key TEXT,
     body BLOB NOT NULL,
+    device TEXT,
     UNIQUE (stream_id, seq),
     UNIQUE (stream_id, idem_key)
 );
@@ -298,13 +300,14 @@ fn apply(
     };
     let seq = as_sql(count + 1)?;
     tx.prepare_cached(
-        "INSERT INTO uploads (stream_id, seq, idem_key, body) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO uploads (stream_id, seq, idem_key, body, device) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
     .execute(params![
         stream_id,
         seq,
         req.key.as_ref().map(|k| k.as_str()),
-        req.body.as_ref()
+        req.body.as_ref(),
+        req.device.as_ref().map(|d| d.as_str())
     ])?;
     tx.prepare_cached("UPDATE streams SET count = ?1 WHERE id = ?2")?
         .execute(params![seq, stream_id])?;

@@ -15,6 +15,10 @@ use zeppelin::{
 };
 use zeppelin_seal::device::{self, DeviceContext, SealPreset};
 use zeppelin_service::client::{Client, ClientError};
+use zeppelin_service::names::StreamName;
+use zeppelin_service::principals::{
+    Authenticator, DeviceName, IssuedToken, Registry, OWNER_TOKEN_FILE, REGISTRY_FILE,
+};
 use zeppelin_service::store::SqliteStore;
 use zeppelin_service::{AggregateOp, ServiceConfig, StartKeys};
 use zeroize::Zeroizing;
@@ -395,9 +399,15 @@ async fn serve_and_aggregate<P: SealPreset>(
     devices: &[Device],
 ) -> Result<Aggregates, DemoError> {
     let preset = service_preset::<P>();
-    let (service, url, start_time, stream, relin_pushed) = match &a.server {
+    let (service, url, start_time, stream, relin_pushed, owner, tokens) = match &a.server {
         None => {
             let t0 = Instant::now();
+            // The in-process service's principals: the owner and one token per device.
+            let mut registry = Registry::default();
+            let owner = registry.issue_owner(&mut OsRng);
+            let tokens = register_fleet(&mut registry, "device", "demo", devices.len())?;
+            let mut config = ServiceConfig::new(preset);
+            config.auth = Arc::new(Authenticator::fixed(registry));
             let data = private.join("data");
             let store = Arc::new(SqliteStore::open(&data)?);
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -406,7 +416,7 @@ async fn serve_and_aggregate<P: SealPreset>(
             let service = zeppelin_service::start(
                 listener,
                 store,
-                ServiceConfig::new(preset),
+                config,
                 StartKeys {
                     relin: Some(relin),
                     galois: None,
@@ -420,6 +430,8 @@ async fn serve_and_aggregate<P: SealPreset>(
                 Some(t0.elapsed()),
                 String::from("demo"),
                 None,
+                Zeroizing::new(owner.as_str().to_owned()),
+                tokens,
             )
         }
         Some(url) => {
@@ -432,6 +444,14 @@ async fn serve_and_aggregate<P: SealPreset>(
                     expected: P::NAME,
                 });
             }
+            let auth_dir = a.auth_dir.as_deref().ok_or(DemoError::NoAuthDir)?;
+            let owner_file = auth_dir.join(OWNER_TOKEN_FILE);
+            let owner = Zeroizing::new(
+                std::fs::read_to_string(&owner_file)
+                    .map_err(|e| DemoError::Registry(format!("{}: {e}", owner_file.display())))?,
+            );
+            let owner = Zeroizing::new(owner.trim().to_owned());
+            let client = client.with_token(&owner);
             let pushed = relin.len();
             client
                 .put_relin_keys(relin)
@@ -443,10 +463,19 @@ async fn serve_and_aggregate<P: SealPreset>(
             let stream: String = std::iter::once(String::from("demo-"))
                 .chain(tag.iter().map(|b| format!("{b:02x}")))
                 .collect();
-            (None, url.clone(), None, stream, Some(pushed))
+            let path = auth_dir.join(REGISTRY_FILE);
+            let registry_error = |e: &dyn std::fmt::Display| DemoError::Registry(e.to_string());
+            let mut registry = Registry::read(&path)
+                .map_err(|e| registry_error(&e))?
+                .unwrap_or_default();
+            let tokens = register_fleet(&mut registry, &stream, &stream, devices.len())?;
+            crate::output::write_file(&path, &registry.to_json(), crate::output::Secrecy::Secret)
+                .map_err(|e| registry_error(&e))?;
+            (None, url.clone(), None, stream, Some(pushed), owner, tokens)
         }
     };
-    let client = Arc::new(client(&url)?);
+    let base = client(&url)?;
+    let client = Arc::new(base.clone().with_token(&owner));
 
     let bar = progress(devices.len() as u64, "upload");
     let gate = Arc::new(tokio::sync::Semaphore::new(a.concurrency));
@@ -460,7 +489,7 @@ async fn serve_and_aggregate<P: SealPreset>(
             .await
             .map_err(|e| DemoError::Runtime(std::io::Error::other(e)))?;
         let (client, stream, body, bar) = (
-            client.clone(),
+            base.clone().with_token(tokens[d].as_str()),
             stream.clone(),
             dev.wire.clone(),
             bar.clone(),
@@ -512,6 +541,9 @@ async fn serve_and_aggregate<P: SealPreset>(
 
     if let Some(service) = service {
         service.shutdown().await?;
+    } else if let Some(dir) = &a.auth_dir {
+        // The run's devices are done: revoke them (kept in the registry for the record).
+        revoke_fleet(dir, &stream, devices.len())?;
     }
     Ok(Aggregates {
         sum,
@@ -533,6 +565,40 @@ fn service_preset<P: SealPreset>() -> zeppelin_service::Preset {
     } else {
         zeppelin_service::Preset::Seal4096
     }
+}
+
+/// Registers `count` devices `{prefix}-{d}` for `stream` and returns their tokens in order.
+fn register_fleet(
+    registry: &mut Registry,
+    prefix: &str,
+    stream: &str,
+    count: usize,
+) -> Result<Vec<IssuedToken>, DemoError> {
+    let registry_error = |e: &dyn std::fmt::Display| DemoError::Registry(e.to_string());
+    let stream = StreamName::new(stream).map_err(|e| registry_error(&e))?;
+    (0..count)
+        .map(|d| {
+            let name = DeviceName::new(&format!("{prefix}-{d}")).map_err(|e| registry_error(&e))?;
+            registry
+                .add_device(&name, std::slice::from_ref(&stream), &mut OsRng)
+                .map_err(|e| registry_error(&e))
+        })
+        .collect()
+}
+
+/// Revokes the devices [`register_fleet`] registered for `prefix` in `dir`'s registry.
+fn revoke_fleet(dir: &Path, prefix: &str, count: usize) -> Result<(), DemoError> {
+    let registry_error = |e: &dyn std::fmt::Display| DemoError::Registry(e.to_string());
+    let path = dir.join(REGISTRY_FILE);
+    let mut registry = Registry::read(&path)
+        .map_err(|e| registry_error(&e))?
+        .unwrap_or_default();
+    for d in 0..count {
+        let name = DeviceName::new(&format!("{prefix}-{d}")).map_err(|e| registry_error(&e))?;
+        registry.revoke(&name).map_err(|e| registry_error(&e))?;
+    }
+    crate::output::write_file(&path, &registry.to_json(), crate::output::Secrecy::Secret)
+        .map_err(|e| registry_error(&e))
 }
 
 fn client(url: &str) -> Result<Client, DemoError> {

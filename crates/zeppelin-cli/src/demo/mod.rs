@@ -64,6 +64,11 @@ pub struct DemoArgs {
     /// in-process service; the demo's relinearization keys are pushed to it.
     #[arg(long)]
     pub server: Option<String>,
+    /// With --server: the server's credential directory (its --data or --auth-dir; the
+    /// demo reads owner.token there, registers its devices for a fresh stream and revokes
+    /// them at the end).
+    #[arg(long, requires = "server")]
+    pub auth_dir: Option<PathBuf>,
     /// Write a PNG of the decrypted against the true mean per slot.
     #[arg(long)]
     pub plot: Option<PathBuf>,
