@@ -33,6 +33,10 @@ if [ $mode = test ]; then
   command -v llvm-dwarfdump >/dev/null 2>&1 || need_apt+=(llvm)
   # The C library's host test uses OpenSSL's AES-128-CTR as an independent board keystream.
   [ -f /usr/include/openssl/evp.h ] || need_apt+=(libssl-dev)
+  # The service's TLS test makes its certificates with openssl and its requests with curl
+  # (independent of the rustls stack under test).
+  command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)
+  command -v curl >/dev/null 2>&1 || need_apt+=(curl)
   # The cluster tests and benchmark start a three-node NATS JetStream cluster (with its MQTT
   # gateway) on loopback; Debian's nats-server (2.9) is the one they are written for.
   command -v nats-server >/dev/null 2>&1 || need_apt+=(nats-server)

@@ -112,8 +112,10 @@ section "aggregation service load test, short form"
 # Full form: cargo run --release -p zeppelin-service --example load.
 # 1,000 uploads from 100 concurrent clients over loopback, then sum, sum_of_squares and dot,
 # each decrypted and checked against the plaintext result (exits non-zero on a mismatch).
+# The test build compiled every example (target/release/examples/); `cargo run -p` would build
+# the package again with its own, smaller feature set.
 load_out="$(mktemp -d)"
-cargo run --release -q -p zeppelin-service --example load -- --short --out "$load_out"
+target/release/examples/load --short --out "$load_out"
 
 section "scale-out figures, short form"
 # Full form: cargo run --release -p zeppelin-cli --example cluster_bench.
@@ -121,7 +123,7 @@ section "scale-out figures, short form"
 # processes: 1,000 uploads over HTTP and over MQTT (receipted), then sum with 1, 2 and 4
 # workers, each decrypted and checked. (The fault test, cluster_faults, ran with the
 # zeppelin-cli tests above.)
-cargo run --release -q -p zeppelin-cli --example cluster_bench -- --short --out "$load_out"
+target/release/examples/cluster_bench --short --out "$load_out"
 rm -rf "$load_out"
 
 section "peer benchmark, short form"

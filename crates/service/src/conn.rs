@@ -4,9 +4,10 @@
 //! headers, or kept alive) is closed to make room; when every connection is busy the new one
 //! is closed at once. The peer address reaches the handlers as a [`PeerAddr`] extension.
 //!
-//! TLS plugs in at [`serve_stream`]: it takes any `AsyncRead + AsyncWrite` stream, so a TLS
-//! acceptor wraps the accepted `TcpStream` there (inside the spawned task, so a slow
-//! handshake holds only its own connection slot, under the same timeouts).
+//! With TLS the handshake runs inside the connection's own task under the header-read
+//! timeout (a slow handshake holds only its own slot), then [`serve_stream`] serves the TLS
+//! stream like a TCP one; a verified client certificate's device reaches the handlers as a
+//! [`ClientIdentity`] extension.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -23,6 +24,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tower::ServiceExt;
+
+use crate::tls::{ClientIdentity, TlsServer};
 
 /// File descriptors kept free of connections (the store, its journal, logs, key reloads).
 const FD_HEADROOM: u64 = 64;
@@ -152,6 +155,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnLimits,
+    tls: Option<TlsServer>,
     mut stop: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
     let registry = Arc::new(Registry {
@@ -184,10 +188,38 @@ pub(crate) async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (app, limits, registry, stop) =
-            (app.clone(), limits.clone(), registry.clone(), stop.clone());
+        let (app, limits, registry, stop, tls) = (
+            app.clone(),
+            limits.clone(),
+            registry.clone(),
+            stop.clone(),
+            tls.clone(),
+        );
         tokio::spawn(async move {
-            serve_stream(stream, peer, app, &limits, slot, registry.clone(), stop).await;
+            let slot = Accepted {
+                peer,
+                slot,
+                registry: registry.clone(),
+            };
+            match tls {
+                None => serve_stream(stream, None, app, &limits, slot, stop).await,
+                Some(tls) => {
+                    let handshake = tls.acceptor().accept(stream);
+                    match tokio::time::timeout(limits.header_read_timeout, handshake).await {
+                        Ok(Ok(stream)) => {
+                            let identity = stream
+                                .get_ref()
+                                .1
+                                .peer_certificates()
+                                .and_then(|chain| chain.first())
+                                .and_then(crate::tls::client_identity);
+                            serve_stream(stream, identity, app, &limits, slot, stop).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                }
+            }
             registry.remove(id);
         });
     }
@@ -201,24 +233,38 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// An admitted connection: its peer and its slot in the registry.
+struct Accepted {
+    peer: SocketAddr,
+    slot: Arc<Slot>,
+    registry: Arc<Registry>,
+}
+
 /// Serves one connection (any byte stream: TCP, or TLS over TCP) until it closes, idles
 /// beyond the idle timeout, is evicted or the server stops.
 async fn serve_stream<S>(
     stream: S,
-    peer: SocketAddr,
+    identity: Option<ClientIdentity>,
     app: Router,
     limits: &ConnLimits,
-    slot: Arc<Slot>,
-    registry: Arc<Registry>,
+    accepted: Accepted,
     mut stop: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let Accepted {
+        peer,
+        slot,
+        registry,
+    } = accepted;
     let guard_slot = slot.clone();
     let guard_registry = registry.clone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
         let guard = BusyGuard::new(guard_slot.clone(), guard_registry.clone());
         request.extensions_mut().insert(PeerAddr(peer));
+        if let Some(identity) = &identity {
+            request.extensions_mut().insert(identity.clone());
+        }
         let app = app.clone();
         async move {
             let response: Result<_, Infallible> = app.oneshot(request.map(Body::new)).await;

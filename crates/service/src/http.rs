@@ -24,6 +24,7 @@ use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
 use crate::principals::Principal;
 use crate::store::{AppendRequest, UploadStore};
+use crate::tls::ClientIdentity;
 use crate::ServiceConfig;
 
 /// The request header that makes a retried upload count once.
@@ -87,21 +88,29 @@ pub(crate) fn router(state: Shared) -> Router {
         .with_state(state)
 }
 
-/// The caller, from its `Authorization` header (401 without a valid credential). Routes
-/// behind the limits middleware take the [`Principal`] it authenticated as an extension;
-/// `/metrics`, outside it, calls this.
-pub(crate) fn principal(state: &AppState, headers: &HeaderMap) -> Result<Principal, ServiceError> {
+/// The caller, from its `Authorization` header or its connection's verified client
+/// certificate (401 without a valid credential). Routes behind the limits middleware take the
+/// [`Principal`] it authenticated as an extension; `/metrics`, outside it, calls this.
+pub(crate) fn principal(
+    state: &AppState,
+    headers: &HeaderMap,
+    certificate: Option<&ClientIdentity>,
+) -> Result<Principal, ServiceError> {
     let value = headers
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
-    Ok(state.config.auth.authenticate(value)?)
+    Ok(state
+        .config
+        .auth
+        .authenticate_request(value, certificate.map(|c| c.0.as_str()))?)
 }
 
 async fn metrics(
     State(state): State<Shared>,
+    certificate: Option<Extension<ClientIdentity>>,
     headers: HeaderMap,
 ) -> Result<Response, ServiceError> {
-    principal(&state, &headers)?.require_owner("read the metrics")?;
+    principal(&state, &headers, certificate.as_deref())?.require_owner("read the metrics")?;
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

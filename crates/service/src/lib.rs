@@ -40,6 +40,7 @@ mod metrics;
 pub mod names;
 pub mod principals;
 pub mod store;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
@@ -98,6 +99,9 @@ pub struct ServiceConfig {
     /// Who may call (docs/server.md, "Identities and roles"); the default lets no one in
     /// but `GET /v1/health`.
     pub auth: Arc<principals::Authenticator>,
+    /// TLS on the listener (`None`: plain HTTP; `zeppelin serve` allows that on loopback
+    /// only).
+    pub tls: Option<tls::TlsServer>,
 }
 
 impl ServiceConfig {
@@ -124,11 +128,12 @@ impl ServiceConfig {
             },
             body_budget: 256 << 20,
             max_queued_aggregations: 16,
-            // Off until the key is the authenticated principal: keyed by IP, every device
-            // behind one NAT (or a loopback test) would share a bucket.
+            // Off by default: a fleet's right rate depends on its devices' schedule (the
+            // operator sets it; `zeppelin serve --rate-limit`).
             rate_limit: None,
             metrics: Arc::new(Metrics::default()),
             auth: Arc::new(principals::Authenticator::default()),
+            tls: None,
         }
     }
 }
@@ -193,7 +198,7 @@ impl ServiceHandle {
         self.addr
     }
 
-    /// Its base URL, `http://ADDR` (no trailing slash).
+    /// Its base URL, `http://ADDR` or `https://ADDR` with TLS (no trailing slash).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -312,13 +317,15 @@ pub async fn start_with_aggregator(
         header_read_timeout: state.config.header_read_timeout,
         idle_timeout: state.config.idle_timeout,
     };
+    let tls = state.config.tls.clone();
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let app = http::router(state);
     let (stop, stopped) = watch::channel(false);
-    let task = tokio::spawn(conn::serve(listener, app, conn_limits, stopped));
-    tracing::info!(%addr, "listening");
+    let task = tokio::spawn(conn::serve(listener, app, conn_limits, tls, stopped));
+    tracing::info!(%addr, scheme, "listening");
     Ok(ServiceHandle {
         addr,
-        url: format!("http://{addr}"),
+        url: format!("{scheme}://{addr}"),
         stop: Some(stop),
         task,
         store,

@@ -308,7 +308,11 @@ async fn limited(
 ) -> Result<Response, ServiceError> {
     // Authenticated before the body is read: an anonymous or forbidden body is never
     // buffered.
-    let caller = crate::http::principal(state, request.headers());
+    let caller = crate::http::principal(
+        state,
+        request.headers(),
+        request.extensions().get::<crate::tls::ClientIdentity>(),
+    );
     let key = match &caller {
         Ok(principal) => PrincipalKey::of(principal),
         Err(_) => PrincipalKey::peer(&request),

@@ -385,6 +385,16 @@ impl Registry {
             .collect()
     }
 
+    /// The registered, unrevoked device `name` (a verified client certificate's subject).
+    pub fn device(&self, name: &str) -> Option<Principal> {
+        let name = DeviceName::new(name).ok()?;
+        let device = self.devices.get(&name)?;
+        (!device.revoked).then(|| Principal::Device {
+            name,
+            streams: device.streams.clone(),
+        })
+    }
+
     /// The principal `token` belongs to, if any (digests compared in constant time).
     pub fn authenticate(&self, token: &str) -> Option<Principal> {
         let digest = token_digest(token);
@@ -538,6 +548,34 @@ impl Authenticator {
         self.current()?
             .authenticate(token.trim())
             .ok_or(AuthError::Unauthenticated("invalid or revoked token"))
+    }
+}
+
+impl Authenticator {
+    /// The caller of a request: its `Authorization` header (see [`Self::authenticate`]),
+    /// else the device its verified TLS client certificate names (`certificate`, the
+    /// subject's common name). With both, a device token must name the certificate's device.
+    pub fn authenticate_request(
+        &self,
+        authorization: Option<&[u8]>,
+        certificate: Option<&str>,
+    ) -> Result<Principal, AuthError> {
+        match (authorization, certificate) {
+            (Some(_), _) | (None, None) => {
+                let principal = self.authenticate(authorization)?;
+                match (&principal, certificate) {
+                    (Principal::Device { name, .. }, Some(cn)) if name.as_str() != cn => {
+                        Err(AuthError::Unauthenticated(
+                            "the token is another device's than the client certificate's",
+                        ))
+                    }
+                    _ => Ok(principal),
+                }
+            }
+            (None, Some(cn)) => self.current()?.device(cn).ok_or(AuthError::Unauthenticated(
+                "the client certificate names no registered (unrevoked) device",
+            )),
+        }
     }
 }
 

@@ -254,9 +254,12 @@ async fn bad_requests_get_typed_json_errors() -> TestResult {
     assert_eq!(s, 413, "{b}");
     assert!(error_text(&b).contains(&limit.to_string()), "{b}");
 
-    // 404: unknown routes and streams.
-    let (s, _, b) = raw(&url, "GET", "/v2/nothing", &[], b"").await?;
+    // 404: unknown routes and streams (for a caller who is let in: an anonymous caller
+    // learns nothing, not even which routes exist).
+    let (s, _, b) = raw(&url, "GET", "/v2/nothing", AS_OWNER, b"").await?;
     assert_eq!(s, 404, "{b}");
+    let (s, _, b) = raw(&url, "GET", "/v2/nothing", &[], b"").await?;
+    assert_eq!(s, 401, "{b}");
     let (s, _, b) = post(
         "/v1/streams/none/aggregate",
         AS_OWNER,
@@ -418,7 +421,7 @@ async fn a_slow_body_is_cut_with_408_and_health_stays_outside_the_in_flight_limi
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (s, _, b) = raw(f.service.url(), "GET", "/v1/health", &[], b"").await?;
     assert_eq!(s, 200, "{b}");
-    let (s, _, b) = raw(f.service.url(), "GET", "/v1/streams", &[], b"").await?;
+    let (s, _, b) = raw(f.service.url(), "GET", "/v1/streams", AS_OWNER, b"").await?;
     assert_eq!(s, 200, "{b}");
     // Below 1 KiB in its 1 s window: 408, and the connection is closed.
     let mut answer = Vec::new();

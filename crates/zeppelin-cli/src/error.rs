@@ -308,11 +308,14 @@ pub enum CliError {
     #[error(transparent)]
     Name(#[from] zeppelin_service::names::NameError),
     /// Plain HTTP on an address other than loopback without `--insecure-listen`.
-    #[error("refusing plain HTTP on {addr}, which is not a loopback address: tokens would cross the network in clear; listen on 127.0.0.1 (behind a TLS proxy) or pass --insecure-listen")]
+    #[error("refusing plain HTTP on {addr}, which is not a loopback address: tokens would cross the network in clear; give --tls-cert and --tls-key, listen on 127.0.0.1 (behind a TLS proxy), or pass --insecure-listen")]
     InsecureListen {
         /// The address.
         addr: String,
     },
+    /// `zeppelin serve --tls-cert/--tls-key/--client-ca` files that do not load.
+    #[error("TLS: {0}")]
+    Tls(#[from] zeppelin_service::tls::TlsError),
     /// `zeppelin serve --store` without a directory for the credential registry.
     #[error("zeppelin serve --store nats://... needs --auth-dir DIR for the credential registry")]
     NoAuthDir,

@@ -1,5 +1,5 @@
 //! `zeppelin serve (--data DIR | --store nats://H:P[,H:P...] [--replicas N]) --keys D
-//! [--listen ADDR:PORT] [--log-json]`: the aggregation service (docs/server.md) on the SQLite
+//! [--listen ADDR:PORT] [--tls-cert PEM --tls-key PEM [--client-ca PEM]] [--log-json]`: the aggregation service (docs/server.md) on the SQLite
 //! store in `DIR` (the default) or on NATS JetStream (then with the receipt task of MQTT
 //! uploads), with the public parts of key directory `D`: `params.seal` (checked against
 //! `D/preset`, which must be seal4096 or seal8192) and, when present, `relin.seal` and
@@ -16,6 +16,7 @@ use zeppelin_cluster::{receipts, NatsStore};
 use zeppelin_seal::device::SealPreset;
 use zeppelin_service::principals::{Authenticator, REGISTRY_FILE};
 use zeppelin_service::store::{SqliteStore, UploadStore};
+use zeppelin_service::tls::{TlsFiles, TlsServer};
 use zeppelin_service::{Preset, ServiceConfig, StartKeys};
 
 use crate::error::{CliError, CliResult};
@@ -58,8 +59,33 @@ pub struct ServeArgs {
     pub auth_dir: Option<PathBuf>,
     /// Allow plain HTTP on an address that is not loopback (tokens then cross the network
     /// in clear: only behind a TLS-terminating proxy on a trusted link).
-    #[arg(long, env = "ZEPPELIN_INSECURE_LISTEN")]
+    #[arg(long, env = "ZEPPELIN_INSECURE_LISTEN", conflicts_with = "tls_cert")]
     pub insecure_listen: bool,
+    /// Serve HTTPS with this certificate chain (PEM, leaf first); needs --tls-key.
+    #[arg(
+        long,
+        env = "ZEPPELIN_TLS_CERT",
+        requires = "tls_key",
+        value_name = "PEM"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        long,
+        env = "ZEPPELIN_TLS_KEY",
+        requires = "tls_cert",
+        value_name = "PEM"
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: CA certificates (PEM) whose client certificates identify devices (the
+    /// subject's common name is the registered device name); optional per connection.
+    #[arg(
+        long,
+        env = "ZEPPELIN_CLIENT_CA",
+        requires = "tls_cert",
+        value_name = "PEM"
+    )]
+    pub client_ca: Option<PathBuf>,
     /// Log one JSON object per line on stderr (default: key=value text).
     #[arg(long, env = "ZEPPELIN_LOG_JSON")]
     pub log_json: bool,
@@ -76,8 +102,8 @@ pub struct ServeArgs {
     /// Most connections open at once (default: the file-descriptor limit less 64).
     #[arg(long, env = "ZEPPELIN_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
-    /// Requests per second per caller (health and metrics excepted); 0: no limit (the
-    /// default until callers are authenticated: keyed by IP, devices behind one NAT share it).
+    /// Requests per second per caller (the owner, each device; anonymous callers per IP
+    /// address); health and metrics excepted; 0 (the default): no limit.
     #[arg(long, env = "ZEPPELIN_RATE_LIMIT", default_value_t = 0.0)]
     pub rate_limit: f64,
     /// Requests a caller may send in a burst above the rate.
@@ -202,6 +228,11 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
         relin: optional_key_file(&dir, RELIN, "SEAL RelinKeys", cap)?,
         galois: optional_key_file(&dir, GALOIS, "SEAL GaloisKeys", cap)?,
     };
+    // The data directory first: the registry defaults to it, and a --data that is a file
+    // must be reported as such, not as an unreadable registry inside it.
+    if let Some(dir) = a.data.as_deref() {
+        check_data_dir(dir)?;
+    }
     let auth_dir = a
         .auth_dir
         .as_deref()
@@ -225,6 +256,13 @@ pub fn run(a: &ServeArgs) -> CliResult<()> {
         burst: a.rate_burst.max(1.0),
     });
     config.body_budget = a.body_budget;
+    if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
+        config.tls = Some(TlsServer::load(&TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: a.client_ca.clone(),
+        })?);
+    }
     zeppelin_service::init_logging(a.log_json);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -281,7 +319,7 @@ async fn serve(
         source,
     })?;
     // Bearer tokens in clear must not leave the machine unless the operator says so.
-    if !bound.ip().is_loopback() && !insecure_listen {
+    if !bound.ip().is_loopback() && !insecure_listen && config.tls.is_none() {
         return Err(CliError::InsecureListen {
             addr: bound.to_string(),
         });
