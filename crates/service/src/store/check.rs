@@ -298,7 +298,7 @@ pub fn backup(dir: &Path, out: &Path) -> StoreResult<StoreSummary> {
         .to_string_lossy()
         .into_owned();
     let staged = staged_file(&parent, &name)?;
-    let result = (|| {
+    let result = (|| -> StoreResult<StoreSummary> {
         source
             .execute("VACUUM INTO ?1", params![staged.to_string_lossy()])
             .map_err(damaged(&source_path))?;
