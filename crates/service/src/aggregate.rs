@@ -113,7 +113,9 @@ impl AggregateRequest {
         let req: Request = serde_json::from_slice(body)
             .map_err(|e| ServiceError::BadRequest(format!("body is not the expected JSON: {e}")))?;
         if req.first_n == Some(0) {
-            return Err(ServiceError::BadRequest("first_n must be at least 1".into()));
+            return Err(ServiceError::BadRequest(
+                "first_n must be at least 1".into(),
+            ));
         }
         let op = match (req.op.as_str(), req.weights) {
             ("sum", None) => AggregateOp::Sum,
@@ -184,7 +186,11 @@ impl FirstUploads {
 
 impl UploadStore for FirstUploads {
     fn append(&self, _request: AppendRequest) -> BoxFuture<'_, StoreResult<Appended>> {
-        Box::pin(async { Err(StoreError::Unsupported("a view of first uploads is read-only".into())) })
+        Box::pin(async {
+            Err(StoreError::Unsupported(
+                "a view of first uploads is read-only".into(),
+            ))
+        })
     }
 
     fn stream_info<'a>(
@@ -226,7 +232,11 @@ impl UploadStore for FirstUploads {
         _stream: &'a StreamName,
         _target: DeleteTarget,
     ) -> BoxFuture<'a, StoreResult<u64>> {
-        Box::pin(async { Err(StoreError::Unsupported("a view of first uploads is read-only".into())) })
+        Box::pin(async {
+            Err(StoreError::Unsupported(
+                "a view of first uploads is read-only".into(),
+            ))
+        })
     }
 
     fn close(&self) -> BoxFuture<'_, StoreResult<()>> {

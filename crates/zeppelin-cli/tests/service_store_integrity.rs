@@ -468,8 +468,8 @@ fn a_backup_during_uploads_serves_the_same_sum_and_dot_pins_first_n() -> TestRes
     let f = fixture(&["m"])?;
     let cts: Vec<Vec<u8>> = (0..5).map(|i| f.ciphertext(i)).collect::<TestResult<_>>()?;
     let server = serve(&f.data, &f.keys)?;
-    for k in 0..5 {
-        assert_eq!(f.upload(&server.addr, "m", &cts[k])?.status, 201);
+    for ct in &cts {
+        assert_eq!(f.upload(&server.addr, "m", ct)?.status, 201);
     }
     // Upload `k` (from 0) carries plaintext(k % 5), sequentially from one thread.
     const TOTAL: usize = 60;
@@ -526,10 +526,18 @@ fn a_backup_during_uploads_serves_the_same_sum_and_dot_pins_first_n() -> TestRes
     run(zeppelin().args(["store", "check", "--data"]).arg(&restored))?;
     let copy = serve(&restored, &f.keys)?;
     let (copy_sum, n) = f.sum(&copy.addr, "m")?;
-    assert!((5..=TOTAL as u64).contains(&n), "the backup holds {n} uploads");
+    assert!(
+        (5..=TOTAL as u64).contains(&n),
+        "the backup holds {n} uploads"
+    );
+    eprintln!("the backup taken during the uploads holds {n} of {TOTAL}");
     assert_eq!(copy_sum, expected((0..n).map(|k| (k % 5, 1))));
     // The original's first n uploads: the same ciphertext, byte for byte.
-    let original = f.aggregate(&server.addr, "m", &format!(r#"{{"op":"sum","first_n":{n}}}"#))?;
+    let original = f.aggregate(
+        &server.addr,
+        "m",
+        &format!(r#"{{"op":"sum","first_n":{n}}}"#),
+    )?;
     let from_copy = f.aggregate(&copy.addr, "m", r#"{"op":"sum"}"#)?;
     assert_eq!(original.status, 200, "{}", original.text());
     assert!(original.body == from_copy.body, "the sums differ");
@@ -572,9 +580,18 @@ fn deletes_are_the_owners_and_sums_exclude_the_deleted_uploads() -> TestResult {
     assert_eq!(a.header("zeppelin-deleted"), Some("1"));
     let again = request(addr, "DELETE", paths[0], Some(&f.owner), b"")?;
     assert_eq!(again.status, 404, "{}", again.text());
-    let bad = request(addr, "DELETE", "/v1/streams/d/ciphertexts/-1", Some(&f.owner), b"")?;
+    let bad = request(
+        addr,
+        "DELETE",
+        "/v1/streams/d/ciphertexts/-1",
+        Some(&f.owner),
+        b"",
+    )?;
     assert_eq!(bad.status, 400, "{}", bad.text());
-    assert_eq!(f.sum(addr, "d")?, (expected([(0, 1), (2, 1), (3, 1), (4, 1)]), 4));
+    assert_eq!(
+        f.sum(addr, "d")?,
+        (expected([(0, 1), (2, 1), (3, 1), (4, 1)]), 4)
+    );
 
     // Every upload of device "other".
     let a = request(addr, "DELETE", paths[1], Some(&f.owner), b"")?;

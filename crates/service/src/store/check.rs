@@ -99,7 +99,10 @@ pub(super) fn files_before_open(path: &Path, may_create: bool) -> StoreResult<()
     let mut header = [0u8; 100];
     let mut file = File::open(path).map_err(|e| refuse(path, format!("cannot open it: {e}")))?;
     if len < header.len() as u64 {
-        return Err(refuse(path, format!("truncated: {len} bytes, shorter than an SQLite header")));
+        return Err(refuse(
+            path,
+            format!("truncated: {len} bytes, shorter than an SQLite header"),
+        ));
     }
     file.read_exact(&mut header)
         .map_err(|e| refuse(path, format!("cannot read its header: {e}")))?;
@@ -111,11 +114,16 @@ pub(super) fn files_before_open(path: &Path, may_create: bool) -> StoreResult<()
         n => u64::from(n),
     };
     if !(512..=65_536).contains(&page_size) || !page_size.is_power_of_two() {
-        return Err(refuse(path, format!("damaged header: page size {page_size}")));
+        return Err(refuse(
+            path,
+            format!("damaged header: page size {page_size}"),
+        ));
     }
     let wal_holds_pages = fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
     if !wal_holds_pages {
-        let field = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+        let field = |at: usize| {
+            u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+        };
         let (pages, change_counter, valid_for) = (field(28), field(24), field(92));
         let expected = u64::from(pages) * page_size;
         if len % page_size != 0 || (change_counter == valid_for && len < expected) {
@@ -222,7 +230,10 @@ pub(super) fn consistency(conn: &Connection, path: &Path) -> StoreResult<StoreSu
         )
         .map_err(damaged(path))?;
     if orphans != 0 {
-        return Err(refuse(path, format!("{orphans} uploads belong to no stream")));
+        return Err(refuse(
+            path,
+            format!("{orphans} uploads belong to no stream"),
+        ));
     }
     Ok(summary)
 }
@@ -237,8 +248,14 @@ fn digests(conn: &Connection, path: &Path) -> StoreResult<()> {
         .map_err(damaged(path))?;
     let mut rows = stmt.query([]).map_err(damaged(path))?;
     while let Some(row) = rows.next().map_err(damaged(path))? {
-        let body = row.get_ref(2).and_then(|v| Ok(v.as_blob()?)).map_err(damaged(path))?;
-        let digest = row.get_ref(3).and_then(|v| Ok(v.as_blob()?)).map_err(damaged(path))?;
+        let body = row
+            .get_ref(2)
+            .and_then(|v| Ok(v.as_blob()?))
+            .map_err(damaged(path))?;
+        let digest = row
+            .get_ref(3)
+            .and_then(|v| Ok(v.as_blob()?))
+            .map_err(damaged(path))?;
         if body_digest(body).as_slice() != digest {
             let name: String = row.get(0).map_err(damaged(path))?;
             let id: i64 = row.get(1).map_err(damaged(path))?;
@@ -338,7 +355,10 @@ fn staged_file(parent: &Path, name: &str) -> StoreResult<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     for attempt in 0..16u32 {
-        let path = parent.join(format!(".{name}.{}.{nanos}.{attempt}.tmp", std::process::id()));
+        let path = parent.join(format!(
+            ".{name}.{}.{nanos}.{attempt}.tmp",
+            std::process::id()
+        ));
         match options.open(&path) {
             Ok(_) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

@@ -363,7 +363,9 @@ fn as_sql(v: u64) -> rusqlite::Result<i64> {
 fn apply_work(conn: &Connection, work: &Work) -> rusqlite::Result<StoreResult<Done>> {
     match work {
         Work::Append(request) => Ok(apply(conn, request)?.map(Done::Appended)),
-        Work::Delete { stream, target } => delete(conn, stream, target).map(|n| Ok(Done::Deleted(n))),
+        Work::Delete { stream, target } => {
+            delete(conn, stream, target).map(|n| Ok(Done::Deleted(n)))
+        }
     }
 }
 
@@ -397,7 +399,9 @@ fn delete(conn: &Connection, stream: &StreamName, target: &DeleteTarget) -> rusq
 fn apply(conn: &Connection, req: &AppendRequest) -> rusqlite::Result<StoreResult<Appended>> {
     let stream: Option<(i64, i64, i64)> = conn
         .prepare_cached("SELECT id, count, last_seq FROM streams WHERE name = ?1")?
-        .query_row([req.stream.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_row([req.stream.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
         .optional()?;
     if let (Some((stream_id, _, _)), Some(key)) = (stream, &req.key) {
         let found: Option<(i64, Vec<u8>, Vec<u8>)> = conn
@@ -523,7 +527,9 @@ impl UploadStore for SqliteStore {
             };
             match self.submit(work).await? {
                 Done::Deleted(n) => Ok(n),
-                Done::Appended(_) => Err(StoreError::WriteFailed("unexpected writer answer".into())),
+                Done::Appended(_) => {
+                    Err(StoreError::WriteFailed("unexpected writer answer".into()))
+                }
             }
         })
     }
@@ -676,7 +682,9 @@ mod tests {
 
     /// A body of `len` bytes, distinct per `seed`.
     fn body(seed: u8, len: usize) -> Vec<u8> {
-        (0..len).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect()
     }
 
     async fn ids(store: &SqliteStore, name: &str) -> StoreResult<Vec<u64>> {
@@ -716,7 +724,10 @@ mod tests {
         let good = store.stream_info(&stream("good")).await?.ok_or("no good")?;
         assert_eq!((good.count, good.last_id), (100, 100));
         assert_eq!(ids(&store, "good").await?, (1..=100).collect::<Vec<_>>());
-        assert_eq!(store.stream_info(&stream("bad")).await?.map(|i| i.count), Some(1));
+        assert_eq!(
+            store.stream_info(&stream("bad")).await?.map(|i| i.count),
+            Some(1)
+        );
         store.close().await?;
         Ok(())
     }
@@ -759,7 +770,10 @@ mod tests {
         let s = stream("s");
         assert_eq!(store.delete(&s, DeleteTarget::Upload(2)).await?, 1);
         assert_eq!(store.delete(&s, DeleteTarget::Upload(2)).await?, 0);
-        assert_eq!(store.delete(&stream("t"), DeleteTarget::Upload(1)).await?, 0);
+        assert_eq!(
+            store.delete(&stream("t"), DeleteTarget::Upload(1)).await?,
+            0
+        );
         let b = DeviceName::new("b")?;
         assert_eq!(store.delete(&s, DeleteTarget::Device(b)).await?, 2);
         let info = store.stream_info(&s).await?.ok_or("no stream")?;
