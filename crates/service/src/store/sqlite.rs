@@ -732,6 +732,55 @@ mod tests {
         Ok(())
     }
 
+    /// The same, deterministically: one batch of three appends, the middle one failing, in
+    /// one transaction; the other two commit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_batch_commits_around_its_failed_append() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        store.append(request("bad", body(0, 10), None)).await?;
+        store.close().await?;
+        let mut conn = db(dir.path());
+        configure(&conn)?;
+        conn.execute_batch(
+            "CREATE TRIGGER fail_bad BEFORE INSERT ON uploads \
+             WHEN NEW.stream_id = (SELECT id FROM streams WHERE name = 'bad') \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+        )?;
+        let mut answers = Vec::new();
+        let batch = ["good", "bad", "good"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let (reply, answer) = oneshot::channel();
+                answers.push(answer);
+                Job {
+                    work: Work::Append(request(name, body(i as u8, 100), None)),
+                    reply,
+                }
+            })
+            .collect();
+        commit_batch(&mut conn, batch);
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(match answer.await? {
+                Ok(Done::Appended(a)) => Ok(a.id),
+                Ok(Done::Deleted(_)) => return Err("a delete's answer".into()),
+                Err(e) => Err(e),
+            });
+        }
+        assert!(matches!(outcomes[0], Ok(1)), "{:?}", outcomes[0]);
+        assert!(
+            matches!(outcomes[1], Err(StoreError::WriteFailed(_))),
+            "{:?}",
+            outcomes[1]
+        );
+        assert!(matches!(outcomes[2], Ok(2)), "{:?}", outcomes[2]);
+        let stored: i64 = conn.query_row("SELECT count(*) FROM uploads", [], |r| r.get(0))?;
+        assert_eq!(stored, 3, "the first bad upload and the two good ones");
+        Ok(())
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_flipped_bit_is_a_digest_mismatch_naming_the_upload() -> TestResult {
         let dir = tempfile::tempdir()?;
