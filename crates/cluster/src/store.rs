@@ -14,6 +14,11 @@
 //! - A device stream's count is the pending count of a fresh consumer filtered on its
 //!   subjects; the per-stream upload limit is checked against a count cached per instance
 //!   (several service instances may together overshoot it a little).
+//! - Every append carries the SHA-256 of its body in the [`DIGEST_HEADER`] header, checked on
+//!   every read of the store ([`StoreError::DigestMismatch`]); a message without it (MQTT
+//!   ingest publishes directly) is read as it is.
+//! - One upload is deleted with JetStream's message delete; deleting a device's uploads is
+//!   [`StoreError::NotImplemented`] (the messages do not record the device).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,8 +33,8 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use zeppelin_service::names::{IdempotencyKey, StreamName};
 use zeppelin_service::store::{
-    AppendRequest, Appended, BoxFuture, StoreError, StoreResult, StoredUpload, StreamInfo,
-    UploadStore,
+    body_digest, AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult,
+    StoredUpload, StreamInfo, UploadStore,
 };
 
 use crate::layout;
@@ -39,6 +44,14 @@ use crate::layout;
 const READER_INACTIVE: Duration = Duration::from_secs(30);
 /// How long a pull waits for the messages it asked for.
 const FETCH_EXPIRES: Duration = Duration::from_secs(5);
+
+/// The message header holding the hex SHA-256 of an upload's body.
+pub const DIGEST_HEADER: &str = "Zeppelin-Body-Sha256";
+
+/// The lower-case hex form of a digest.
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// Parses `nats://HOST:PORT[,nats://HOST:PORT...]` (the scheme may be left out).
 pub fn parse_urls(urls: &str) -> StoreResult<Vec<ServerAddr>> {
@@ -226,6 +239,7 @@ impl NatsStore {
 
         let mut headers = HeaderMap::new();
         headers.insert("Nats-Expected-Last-Subject-Sequence", "0");
+        headers.insert(DIGEST_HEADER, hex(&body_digest(&request.body)).as_str());
         if let Some(k) = key.as_ref().filter(|k| layout::key_is_hashed(k)) {
             headers.insert(layout::KEY_HEADER, k.as_str());
         }
@@ -353,6 +367,20 @@ impl NatsStore {
                     if seq > through {
                         return Ok(());
                     }
+                    let recorded = message
+                        .headers
+                        .as_ref()
+                        .and_then(|h| h.get(DIGEST_HEADER))
+                        .map(|v| v.as_str().to_owned());
+                    if let Some(recorded) = recorded {
+                        if recorded != hex(&body_digest(&message.payload)) {
+                            tracing::error!(%stream, id = seq, "stored upload does not match its digest");
+                            return Err(StoreError::DigestMismatch {
+                                stream: stream.clone(),
+                                id: seq,
+                            });
+                        }
+                    }
                     out.push(StoredUpload {
                         id: seq,
                         body: message.payload.clone(),
@@ -368,6 +396,38 @@ impl NatsStore {
         .await;
         self.forget_consumer(name);
         result.map(|()| out)
+    }
+
+    /// Deletes upload `id` of `stream` (0 when the stream holds no such upload).
+    async fn delete_inner(&self, stream: &StreamName, target: DeleteTarget) -> StoreResult<u64> {
+        use async_nats::jetstream::stream::RawMessageErrorKind as K;
+        let DeleteTarget::Upload(id) = target else {
+            return Err(StoreError::NotImplemented(
+                "deleting a device's uploads from the NATS store (its messages do not record the device)",
+            ));
+        };
+        let Ok(token) = layout::stream_token(stream) else {
+            return Ok(0);
+        };
+        let message = match self.uploads.get_raw_message(id).await {
+            Ok(m) => m,
+            Err(e) if matches!(e.kind(), K::NoMessageFound) => return Ok(0),
+            Err(e) => return Err(nats(&format!("reading upload {id}"), e)),
+        };
+        // An id is a sequence of the whole upload stream: it must be one of this stream's.
+        if layout::parse_upload_subject(message.subject.as_str()).map(|(s, _)| s) != Some(token) {
+            return Ok(0);
+        }
+        let removed = self
+            .uploads
+            .delete_message(id)
+            .await
+            .map_err(|e| nats(&format!("deleting upload {id}"), e))?;
+        if !removed {
+            return Ok(0);
+        }
+        self.set_count(token, |c| c.unwrap_or(1).saturating_sub(1));
+        Ok(1)
     }
 
     async fn list_inner(&self) -> StoreResult<Vec<StreamInfo>> {
@@ -435,6 +495,14 @@ impl UploadStore for NatsStore {
         max: usize,
     ) -> BoxFuture<'a, StoreResult<Vec<StoredUpload>>> {
         Box::pin(self.read_inner(stream, after, through, max))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        target: DeleteTarget,
+    ) -> BoxFuture<'a, StoreResult<u64>> {
+        Box::pin(self.delete_inner(stream, target))
     }
 
     fn close(&self) -> BoxFuture<'_, StoreResult<()>> {

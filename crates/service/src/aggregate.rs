@@ -13,7 +13,10 @@ use zeppelin_server::{Evaluator, PreparedRelinKeys};
 use crate::codec::Codec;
 use crate::error::ServiceError;
 use crate::names::StreamName;
-use crate::store::{StoredUpload, UploadStore};
+use crate::store::{
+    AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult, StoredUpload,
+    StreamInfo, UploadStore,
+};
 
 /// What to compute over a stream's uploads `ct_1 .. ct_N`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,6 +73,174 @@ impl AggregateOp {
                 other.chars().take(32).collect::<String>()
             ))),
         }
+    }
+}
+
+/// An aggregation request: the op and, with `first_n`, how many of the stream's first
+/// uploads (in id order) it covers (`dot`'s weights then apply to those `n`): a count fixed
+/// by the caller, so that the request means the same while uploads keep arriving.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AggregateRequest {
+    /// What to compute.
+    pub op: AggregateOp,
+    /// Only the first `n` uploads by id (`None`: every upload the stream holds when the
+    /// aggregation starts).
+    pub first_n: Option<u64>,
+}
+
+impl AggregateRequest {
+    /// The request body (`{"op": ..., "weights": [...], "first_n": n}`).
+    pub fn to_json(&self) -> String {
+        let mut value = match &self.op {
+            AggregateOp::Dot(w) => serde_json::json!({ "op": "dot", "weights": w }),
+            other => serde_json::json!({ "op": other.name() }),
+        };
+        if let (Some(n), Some(map)) = (self.first_n, value.as_object_mut()) {
+            map.insert("first_n".into(), serde_json::Value::from(n));
+        }
+        value.to_string()
+    }
+
+    /// Parses a request body (`first_n`, when present, is at least 1).
+    pub fn from_json(body: &[u8]) -> Result<Self, ServiceError> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Request {
+            op: String,
+            weights: Option<Vec<i64>>,
+            first_n: Option<u64>,
+        }
+        let req: Request = serde_json::from_slice(body)
+            .map_err(|e| ServiceError::BadRequest(format!("body is not the expected JSON: {e}")))?;
+        if req.first_n == Some(0) {
+            return Err(ServiceError::BadRequest(
+                "first_n must be at least 1".into(),
+            ));
+        }
+        let op = match (req.op.as_str(), req.weights) {
+            ("sum", None) => AggregateOp::Sum,
+            ("sum_of_squares", None) => AggregateOp::SumOfSquares,
+            ("dot", Some(w)) => AggregateOp::Dot(w),
+            ("dot", None) => return Err(ServiceError::BadRequest("dot needs \"weights\"".into())),
+            ("sum" | "sum_of_squares", Some(_)) => {
+                return Err(ServiceError::BadRequest(format!(
+                    "{} takes no \"weights\"",
+                    req.op
+                )))
+            }
+            (other, _) => {
+                return Err(ServiceError::BadRequest(format!(
+                    "unknown op {:?}; expected sum, sum_of_squares or dot",
+                    other.chars().take(32).collect::<String>()
+                )))
+            }
+        };
+        Ok(Self {
+            op,
+            first_n: req.first_n,
+        })
+    }
+}
+
+/// The first uploads of one stream, up to `last_id`, as a read-only store: what an
+/// aggregation with `first_n` reads (its `stream_info` answers `count` = n and the n-th
+/// upload's id, so [`Aggregation::run`] reads exactly those). Writes are refused and
+/// `close` leaves the store underneath open.
+pub struct FirstUploads {
+    inner: Arc<dyn UploadStore>,
+    stream: StreamName,
+    count: u64,
+    last_id: u64,
+}
+
+impl FirstUploads {
+    /// The first `n` uploads of `stream` in `inner`; [`ServiceError::NoStream`] when it holds
+    /// none, [`ServiceError::BadRequest`] when fewer than `n`.
+    pub async fn new(
+        inner: Arc<dyn UploadStore>,
+        stream: StreamName,
+        n: u64,
+    ) -> Result<Self, ServiceError> {
+        let info = inner
+            .stream_info(&stream)
+            .await?
+            .ok_or_else(|| ServiceError::NoStream(stream.to_string()))?;
+        let too_many = || {
+            ServiceError::BadRequest(format!(
+                "first_n {n} is more than the {} uploads stream {stream} holds",
+                info.count
+            ))
+        };
+        if n > info.count {
+            return Err(too_many());
+        }
+        let last_id = inner.nth_id(&stream, n).await?.ok_or_else(too_many)?;
+        Ok(Self {
+            inner,
+            stream,
+            count: n,
+            last_id,
+        })
+    }
+}
+
+impl UploadStore for FirstUploads {
+    fn append(&self, _request: AppendRequest) -> BoxFuture<'_, StoreResult<Appended>> {
+        Box::pin(async {
+            Err(StoreError::Unsupported(
+                "a view of first uploads is read-only".into(),
+            ))
+        })
+    }
+
+    fn stream_info<'a>(
+        &'a self,
+        stream: &'a StreamName,
+    ) -> BoxFuture<'a, StoreResult<Option<StreamInfo>>> {
+        if *stream != self.stream {
+            return self.inner.stream_info(stream);
+        }
+        let info = StreamInfo {
+            name: self.stream.clone(),
+            count: self.count,
+            last_id: self.last_id,
+        };
+        Box::pin(async move { Ok(Some(info)) })
+    }
+
+    fn list_streams(&self) -> BoxFuture<'_, StoreResult<Vec<StreamInfo>>> {
+        self.inner.list_streams()
+    }
+
+    fn read_chunk<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        after: u64,
+        through: u64,
+        max: usize,
+    ) -> BoxFuture<'a, StoreResult<Vec<StoredUpload>>> {
+        let through = if *stream == self.stream {
+            through.min(self.last_id)
+        } else {
+            through
+        };
+        self.inner.read_chunk(stream, after, through, max)
+    }
+
+    fn delete<'a>(
+        &'a self,
+        _stream: &'a StreamName,
+        _target: DeleteTarget,
+    ) -> BoxFuture<'a, StoreResult<u64>> {
+        Box::pin(async {
+            Err(StoreError::Unsupported(
+                "a view of first uploads is read-only".into(),
+            ))
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, StoreResult<()>> {
+        Box::pin(async { Ok(()) })
     }
 }
 
@@ -217,8 +388,10 @@ impl Aggregation {
             .await
             .map_err(|e| ServiceError::Internal(format!("reader task: {e}")))?;
         if covered != count {
-            return Err(ServiceError::Internal(format!(
-                "stream {stream}: read {covered} of {count} uploads"
+            // Uploads deleted while this aggregation read the stream (or rows missing).
+            return Err(ServiceError::Changed(format!(
+                "stream {stream}: read {covered} of {count} uploads (uploads were deleted \
+                 meanwhile?); retry"
             )));
         }
         let total = total.ok_or(ServiceError::ZeroWeights)?;

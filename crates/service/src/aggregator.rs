@@ -20,6 +20,13 @@ pub trait Aggregator: Send + Sync + 'static {
         stream: StreamName,
         op: AggregateOp,
     ) -> BoxFuture<'_, Result<Aggregated, ServiceError>>;
+
+    /// Whether it reads the uploads through `with.store` only (so that a view such as
+    /// [`crate::aggregate::FirstUploads`] bounds what it covers). `false` (the default) for an
+    /// aggregator that reads the uploads elsewhere; `first_n` is then refused with 501.
+    fn reads_through_store(&self) -> bool {
+        false
+    }
 }
 
 /// Aggregation on this process's cores (rayon), reading the store in chunks.
@@ -34,5 +41,9 @@ impl Aggregator for LocalAggregator {
         op: AggregateOp,
     ) -> BoxFuture<'_, Result<Aggregated, ServiceError>> {
         Box::pin(with.run(stream, op))
+    }
+
+    fn reads_through_store(&self) -> bool {
+        true
     }
 }

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 
-use crate::aggregate::AggregateOp;
-use crate::http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
+use crate::aggregate::{AggregateOp, AggregateRequest};
+use crate::http::{COUNT, DELETED, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED};
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -245,15 +245,61 @@ impl Client {
         }
     }
 
-    /// `POST /v1/streams/{stream}/aggregate`.
+    /// `POST /v1/streams/{stream}/aggregate` over every upload the stream holds.
     pub async fn aggregate(&self, stream: &str, op: &AggregateOp) -> Result<Aggregate> {
+        self.aggregate_request(stream, op.to_json()).await
+    }
+
+    /// `POST /v1/streams/{stream}/aggregate` with `first_n` (or without: `None`).
+    pub async fn aggregate_first(
+        &self,
+        stream: &str,
+        op: &AggregateOp,
+        first_n: Option<u64>,
+    ) -> Result<Aggregate> {
+        let request = AggregateRequest {
+            op: op.clone(),
+            first_n,
+        };
+        self.aggregate_request(stream, request.to_json()).await
+    }
+
+    /// `DELETE /v1/streams/{stream}/ciphertexts/{id}` (owner): removes one upload.
+    pub async fn delete_upload(&self, stream: &str, id: &str) -> Result<u64> {
+        self.delete(&format!("/v1/streams/{stream}/ciphertexts/{id}"))
+            .await
+    }
+
+    /// `DELETE /v1/streams/{stream}/devices/{device}` (owner): removes every upload the
+    /// device sent to the stream; how many.
+    pub async fn delete_device_uploads(&self, stream: &str, device: &str) -> Result<u64> {
+        self.delete(&format!("/v1/streams/{stream}/devices/{device}"))
+            .await
+    }
+
+    async fn delete(&self, path: &str) -> Result<u64> {
+        let url = self.url(path);
+        let request = self.http.delete(&url).timeout(Duration::from_secs(60));
+        let response = self.send(&url, request).await?;
+        response
+            .headers()
+            .get(DELETED.as_str())
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| ClientError::Protocol {
+                url,
+                what: format!("no {} header", DELETED.as_str()),
+            })
+    }
+
+    async fn aggregate_request(&self, stream: &str, body: String) -> Result<Aggregate> {
         let url = self.url(&format!("/v1/streams/{stream}/aggregate"));
         let request = self
             .http
             .post(&url)
             .timeout(Duration::from_secs(600))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(op.to_json());
+            .body(body);
         let response = self.send(&url, request).await?;
         let count = response
             .headers()

@@ -156,6 +156,24 @@ pub enum ServiceError {
     /// registry is unreadable (503, fail closed).
     #[error(transparent)]
     Auth(#[from] crate::principals::AuthError),
+    /// No upload with this id in the stream (a delete).
+    #[error("stream {stream} holds no upload {id}")]
+    NoUpload {
+        /// The stream.
+        stream: String,
+        /// The id asked for.
+        id: u64,
+    },
+    /// An upload id in a path that is not a decimal number.
+    #[error("upload id is not a decimal number")]
+    BadUploadId,
+    /// The stream changed under the request (uploads deleted while an aggregation read it):
+    /// retry.
+    #[error("the stream changed during the request: {0}")]
+    Changed(String),
+    /// Not offered by this server's configuration (the text says what and why).
+    #[error("not implemented: {0}")]
+    NotImplemented(String),
     /// A task of the server failed (a bug: logged).
     #[error("internal error: {0}")]
     Internal(String),
@@ -174,7 +192,13 @@ impl ServiceError {
             | E::WeightCount { .. }
             | E::ZeroWeights
             | E::DuplicateHeader { .. }
+            | E::BadUploadId
             | E::Body(_) => StatusCode::BAD_REQUEST,
+            E::NoUpload { .. } => StatusCode::NOT_FOUND,
+            E::Changed(_) => StatusCode::CONFLICT,
+            E::NotImplemented(_) | E::Store(StoreError::NotImplemented(_)) => {
+                StatusCode::NOT_IMPLEMENTED
+            }
             E::LengthRequired => StatusCode::LENGTH_REQUIRED,
             E::SlowBody { .. } => StatusCode::REQUEST_TIMEOUT,
             E::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -209,8 +233,11 @@ impl IntoResponse for ServiceError {
     fn into_response(self) -> Response {
         let status = self.status();
         let text = self.to_string();
-        let text = if status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE {
-            // Details (paths, SQLite internals) go to the log only.
+        let text = if status.is_server_error()
+            && status != StatusCode::SERVICE_UNAVAILABLE
+            && status != StatusCode::NOT_IMPLEMENTED
+        {
+            // Details (paths, SQLite internals, the damaged upload's id) go to the log only.
             tracing::error!(error = %text, "request failed");
             "internal error (details are in the server log)".to_owned()
         } else {

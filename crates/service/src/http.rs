@@ -9,7 +9,7 @@ use axum::extract::{Extension, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -17,13 +17,13 @@ use tokio::sync::Semaphore;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
 
-use crate::aggregate::{AggregateOp, Aggregation};
+use crate::aggregate::{AggregateRequest, Aggregation, FirstUploads};
 use crate::aggregator::Aggregator;
 use crate::codec::Codec;
 use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
-use crate::principals::Principal;
-use crate::store::{AppendRequest, UploadStore};
+use crate::principals::{DeviceName, Principal};
+use crate::store::{AppendRequest, DeleteTarget, UploadStore};
 use crate::tls::ClientIdentity;
 use crate::ServiceConfig;
 
@@ -33,6 +33,8 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// The response header of an aggregation: the number of uploads it covers.
 pub const COUNT: HeaderName = HeaderName::from_static("zeppelin-count");
+/// The response header of a delete: how many uploads it removed.
+pub const DELETED: HeaderName = HeaderName::from_static("zeppelin-deleted");
 /// The response header of an aggregation: the server's preset.
 pub const PRESET: HeaderName = HeaderName::from_static("zeppelin-preset");
 
@@ -68,6 +70,14 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/v1/streams/{stream}", get(stream_status))
         .route("/v1/streams/{stream}/ciphertexts", post(upload))
         .route("/v1/streams/{stream}/aggregate", post(aggregate))
+        .route(
+            "/v1/streams/{stream}/ciphertexts/{id}",
+            delete(delete_upload),
+        )
+        .route(
+            "/v1/streams/{stream}/devices/{device}",
+            delete(delete_device_uploads),
+        )
         .route("/v1/keys/relin", put(put_relin))
         .route("/v1/keys/galois", put(put_galois))
         .fallback(no_route)
@@ -255,6 +265,54 @@ async fn upload(
     Ok(response)
 }
 
+/// 204 with the number removed in [`DELETED`].
+fn deleted(removed: u64) -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    response
+        .headers_mut()
+        .insert(DELETED, HeaderValue::from(removed));
+    response
+}
+
+async fn delete_upload(
+    State(state): State<Shared>,
+    Path((stream, id)): Path<(String, String)>,
+    Extension(caller): Extension<Principal>,
+) -> Result<Response, ServiceError> {
+    caller.require_owner("delete uploads")?;
+    let name = StreamName::new(&stream)?;
+    // Digits only: no sign, no whitespace, at most u64's 20 digits.
+    if id.is_empty() || id.len() > 20 || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ServiceError::BadUploadId);
+    }
+    let id: u64 = id.parse().map_err(|_| ServiceError::BadUploadId)?;
+    let removed = state.store.delete(&name, DeleteTarget::Upload(id)).await?;
+    if removed == 0 {
+        return Err(ServiceError::NoUpload {
+            stream: name.to_string(),
+            id,
+        });
+    }
+    tracing::info!(stream = %name, id, "upload deleted");
+    Ok(deleted(removed))
+}
+
+async fn delete_device_uploads(
+    State(state): State<Shared>,
+    Path((stream, device)): Path<(String, String)>,
+    Extension(caller): Extension<Principal>,
+) -> Result<Response, ServiceError> {
+    caller.require_owner("delete uploads")?;
+    let name = StreamName::new(&stream)?;
+    let device = DeviceName::new(&device)?;
+    let removed = state
+        .store
+        .delete(&name, DeleteTarget::Device(device.clone()))
+        .await?;
+    tracing::info!(stream = %name, %device, removed, "a device's uploads deleted");
+    Ok(deleted(removed))
+}
+
 async fn aggregate(
     State(state): State<Shared>,
     Path(stream): Path<String>,
@@ -283,7 +341,16 @@ async fn aggregate(
             bytes.len()
         )));
     }
-    let op = AggregateOp::from_json(&bytes)?;
+    let AggregateRequest { op, first_n } = AggregateRequest::from_json(&bytes)?;
+    let store: Arc<dyn UploadStore> = match first_n {
+        None => state.store.clone(),
+        Some(_) if !state.aggregator.reads_through_store() => {
+            return Err(ServiceError::NotImplemented(
+                "first_n with the worker cluster's aggregation".into(),
+            ))
+        }
+        Some(n) => Arc::new(FirstUploads::new(state.store.clone(), name.clone(), n).await?),
+    };
     // CPU-bound: a few at a time; the others wait (within their time limit).
     let _permit = state.aggregations.enter().await?;
     let relin = state
@@ -294,7 +361,7 @@ async fn aggregate(
     let started = std::time::Instant::now();
     let op_name = op.name();
     let with = Aggregation {
-        store: state.store.clone(),
+        store,
         codec: state.codec.clone(),
         evaluator: state.evaluator.clone(),
         relin,

@@ -49,12 +49,12 @@ use std::time::Duration;
 use tokio::sync::{watch, Semaphore};
 use zeppelin_server::Evaluator;
 
-pub use aggregate::AggregateOp;
+pub use aggregate::{AggregateOp, AggregateRequest};
 pub use aggregator::{Aggregator, LocalAggregator};
 pub use codec::{Codec, Preset, UploadError};
 pub use conn::{default_max_connections, PeerAddr};
 pub use error::ServiceError;
-pub use http::{COUNT, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
+pub use http::{COUNT, DELETED, IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED, PRESET};
 pub use limits::{BodyRate, PrincipalKey, RateLimit};
 pub use metrics::Metrics;
 use store::UploadStore;

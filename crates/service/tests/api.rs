@@ -490,7 +490,7 @@ async fn data_dir_of_another_schema_version_is_refused() -> TestResult {
     match SqliteStore::open(dir.path()) {
         Err(StoreError::SchemaVersion {
             found: 1,
-            expected: 2,
+            expected: zeppelin_service::store::SCHEMA_VERSION,
             ..
         }) => {}
         Err(e) => return Err(format!("wrong error {e}").into()),

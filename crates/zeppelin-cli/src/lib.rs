@@ -38,6 +38,7 @@ pub mod private_dir;
 pub mod rblwe;
 pub mod serve;
 pub mod slots;
+pub mod store;
 pub mod worker;
 
 use std::process::ExitCode;
@@ -88,6 +89,8 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Run an aggregation worker of the NATS JetStream cluster (sums shards of jobs).
     Worker(worker::WorkerArgs),
+    /// The SQLite store's operator tools: an online backup, a full check.
+    Store(store::StoreArgs),
 }
 
 /// Parses the command line, runs the subcommand and returns the process's exit status
@@ -128,6 +131,7 @@ pub fn run() -> ExitCode {
         Command::Serve(a) => serve::run(&a),
         Command::Worker(a) => worker::run(&a),
         Command::Devices(a) => devices::run(&a),
+        Command::Store(a) => store::run(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -400,7 +400,10 @@ fn serve_refuses_what_it_cannot_serve() -> TestResult {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("schema version 7, this build reads version 2"),
+        stderr.contains(&format!(
+            "schema version 7, this build reads version {}",
+            zeppelin_service::store::SCHEMA_VERSION
+        )),
         "{stderr}"
     );
     Ok(())

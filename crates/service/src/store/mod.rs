@@ -10,6 +10,7 @@
 //! NATS JetStream uses its stream sequence, shared by every device stream). A reader that saw
 //! [`StreamInfo::last_id`] reads exactly the uploads up to it while more arrive.
 
+mod check;
 mod sqlite;
 
 use std::future::Future;
@@ -19,7 +20,8 @@ use bytes::Bytes;
 
 use crate::names::{IdempotencyKey, StreamName};
 
-pub use sqlite::{SqliteStore, DB_FILE, SCHEMA_VERSION};
+pub use check::{backup, check_store, StoreSummary};
+pub use sqlite::{body_digest, SqliteStore, DB_FILE, SCHEMA_VERSION};
 
 /// A boxed `Send` future (the trait's methods return these so that it can be used as
 /// `dyn UploadStore`).
@@ -70,6 +72,15 @@ pub struct StoredUpload {
     pub id: u64,
     /// Its bytes.
     pub body: Bytes,
+}
+
+/// Which uploads of a stream a delete removes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeleteTarget {
+    /// The upload with this id.
+    Upload(u64),
+    /// Every upload the device sent to the stream.
+    Device(crate::principals::DeviceName),
 }
 
 /// Why the store refused or failed.
@@ -144,6 +155,27 @@ pub enum StoreError {
     /// The request cannot be stored by this backend (the reason is in the text).
     #[error("not supported by this store: {0}")]
     Unsupported(String),
+    /// A stored upload's bytes no longer match the SHA-256 digest stored with them (the
+    /// store was damaged or edited).
+    #[error("stream {stream}: stored upload {id} does not match its digest")]
+    DigestMismatch {
+        /// The stream.
+        stream: StreamName,
+        /// The upload.
+        id: u64,
+    },
+    /// The store's files failed the check at start (or before a backup): the text says
+    /// what is wrong; nothing was written.
+    #[error("store {path}: {problem}; refusing to use it")]
+    Damaged {
+        /// The database file.
+        path: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The operation exists but this backend does not offer it (HTTP 501).
+    #[error("not implemented by this store: {0}")]
+    NotImplemented(&'static str),
 }
 
 /// The store's result type.
@@ -173,6 +205,49 @@ pub trait UploadStore: Send + Sync + 'static {
         through: u64,
         max: usize,
     ) -> BoxFuture<'a, StoreResult<Vec<StoredUpload>>>;
+
+    /// Removes the uploads `target` names from `stream`; resolves, once durable, to how many
+    /// were removed (0: none matched). The stream's count drops by as many; ids are never
+    /// reused. The default refuses ([`StoreError::NotImplemented`]).
+    fn delete<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        target: DeleteTarget,
+    ) -> BoxFuture<'a, StoreResult<u64>> {
+        let _ = (stream, target);
+        Box::pin(async { Err(StoreError::NotImplemented("deleting uploads")) })
+    }
+
+    /// The id of the stream's `n`-th upload (from 1, in id order), `None` if it holds fewer
+    /// than `n`. The default reads the uploads in chunks; a backend with an index overrides it.
+    fn nth_id<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        n: u64,
+    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
+        Box::pin(async move {
+            let Some(info) = self.stream_info(stream).await? else {
+                return Ok(None);
+            };
+            if n == 0 || n > info.count {
+                return Ok(None);
+            }
+            let (mut after, mut seen) = (0u64, 0u64);
+            loop {
+                let chunk = self.read_chunk(stream, after, info.last_id, 256).await?;
+                let Some(last) = chunk.last() else {
+                    return Ok(None);
+                };
+                let left = n - seen;
+                if (chunk.len() as u64) >= left {
+                    let index = usize::try_from(left - 1).unwrap_or(usize::MAX);
+                    return Ok(chunk.get(index).map(|u| u.id));
+                }
+                seen += chunk.len() as u64;
+                after = last.id;
+            }
+        })
+    }
 
     /// Finishes every append already submitted and refuses new ones; resolves once the
     /// store has nothing left to commit.

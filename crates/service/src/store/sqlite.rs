@@ -4,11 +4,19 @@
 //!   acknowledged upload survives `kill -9` and power loss.
 //! - One writer thread owns the write connection and commits every append waiting for it in
 //!   one transaction (group commit): a hundred concurrent clients share one fsync instead of
-//!   paying one each. Each append is acknowledged after its transaction commits.
+//!   paying one each. Each append is acknowledged after its transaction commits. Each append
+//!   (and each delete) runs in its own SAVEPOINT inside that transaction: one that fails is
+//!   rolled back alone and the others of the batch still commit.
+//! - Every upload is stored with the SHA-256 digest of its body, checked on every read: a
+//!   damaged body is [`StoreError::DigestMismatch`], never a wrong sum.
+//! - At open, the files are checked before anything is written (`check.rs`): a missing
+//!   database beside a `-wal`, a truncated or foreign file, another schema version,
+//!   `PRAGMA quick_check` and every stream's count against its rows.
 //! - Readers use their own connections (WAL lets them read while the writer writes), on
 //!   tokio's blocking threads.
 //! - `PRAGMA application_id` marks the file as a Zeppelin store and `PRAGMA user_version`
-//!   holds [`SCHEMA_VERSION`]; a file of another version is refused, never migrated silently.
+//!   holds [`SCHEMA_VERSION`]; version 2 is migrated to 3 at open (digests computed from the
+//!   stored bodies, in one transaction); any other version is refused.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,21 +24,25 @@ use std::thread::JoinHandle;
 
 use bytes::Bytes;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
-    AppendRequest, Appended, BoxFuture, StoreError, StoreResult, StoredUpload, StreamInfo,
-    UploadStore,
+    AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult, StoredUpload,
+    StreamInfo, UploadStore,
 };
 use crate::names::StreamName;
 
 /// The database's file name in the data directory.
 pub const DB_FILE: &str = "zeppelin.sqlite3";
 /// The schema this build reads and writes (`PRAGMA user_version`).
-/// Version 2 (issue 28) records each upload's device.
-pub const SCHEMA_VERSION: i64 = 2;
+/// Version 2 (issue 28) records each upload's device; version 3 (issue 28) each upload's
+/// SHA-256 digest and each stream's last id apart from its count (uploads can be deleted).
+pub const SCHEMA_VERSION: i64 = 3;
+/// The one older version opened (and migrated to [`SCHEMA_VERSION`]).
+const MIGRATED_VERSION: i64 = 2;
 /// `PRAGMA application_id` of a Zeppelin store ("ZPLN").
-const APPLICATION_ID: i64 = 0x5A50_4C4E;
+pub(super) const APPLICATION_ID: i64 = 0x5A50_4C4E;
 /// Most appends in one transaction, and most bytes (bounds the writer's memory and the
 /// latency of the first append of a batch).
 const MAX_BATCH: usize = 512;
@@ -40,11 +52,14 @@ const QUEUE: usize = 1024;
 /// How long a connection waits for a lock another connection holds.
 const BUSY_TIMEOUT_MS: u64 = 10_000;
 
+// `count`: uploads the stream holds; `last_seq`: the highest id it ever gave (ids are not
+// reused after a delete). `digest`: SHA-256 of `body`.
 const SCHEMA: &str = "
 CREATE TABLE streams (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
-    count INTEGER NOT NULL
+    count INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE uploads (
     stream_id INTEGER NOT NULL REFERENCES streams(id),
@@ -52,14 +67,35 @@ CREATE TABLE uploads (
     idem_key TEXT,
     body BLOB NOT NULL,
     device TEXT,
+    digest BLOB NOT NULL,
     UNIQUE (stream_id, seq),
     UNIQUE (stream_id, idem_key)
 );
 ";
 
+/// The SHA-256 digest of an upload's stored bytes (what the store keeps beside them).
+pub fn body_digest(body: &[u8]) -> [u8; 32] {
+    Sha256::digest(body).into()
+}
+
+/// What the writer thread is asked to do.
+enum Work {
+    Append(AppendRequest),
+    Delete {
+        stream: StreamName,
+        target: DeleteTarget,
+    },
+}
+
+/// What it did.
+enum Done {
+    Appended(Appended),
+    Deleted(u64),
+}
+
 struct Job {
-    request: AppendRequest,
-    reply: oneshot::Sender<StoreResult<Appended>>,
+    work: Work,
+    reply: oneshot::Sender<StoreResult<Done>>,
 }
 
 struct Inner {
@@ -97,7 +133,9 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 impl SqliteStore {
-    /// Opens (creating it if needed) the store in `dir`: `dir/zeppelin.sqlite3`.
+    /// Opens (creating it if needed) the store in `dir`: `dir/zeppelin.sqlite3`, after the
+    /// checks of the module documentation (refused with [`StoreError::Damaged`],
+    /// [`StoreError::NotAStore`] or [`StoreError::SchemaVersion`], each naming the file).
     pub fn open(dir: &Path) -> StoreResult<Self> {
         let io = |source| StoreError::Io {
             path: dir.display().to_string(),
@@ -105,9 +143,13 @@ impl SqliteStore {
         };
         std::fs::create_dir_all(dir).map_err(io)?;
         let path = dir.join(DB_FILE);
-        let mut conn = Connection::open(&path)?;
-        configure(&conn)?;
+        super::check::files_before_open(&path, true)?;
+        let damaged = super::check::damaged(&path);
+        let mut conn = Connection::open(&path).map_err(damaged)?;
+        conn.busy_timeout(std::time::Duration::from_millis(BUSY_TIMEOUT_MS))
+            .map_err(damaged)?;
         init_schema(&mut conn, &path)?;
+        super::check::consistency(&conn, &path)?;
         let (tx, rx) = mpsc::channel(QUEUE);
         let writer_thread = std::thread::Builder::new()
             .name("zeppelin-store-writer".into())
@@ -158,16 +200,24 @@ impl SqliteStore {
 
 fn init_schema(conn: &mut Connection, path: &Path) -> StoreResult<()> {
     let shown = || path.display().to_string();
-    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let damaged = super::check::damaged(path);
+    let app: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(damaged)?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(damaged)?;
     if app == 0 && version == 0 {
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(damaged)?;
         if tables != 0 {
             return Err(StoreError::NotAStore {
                 path: shown(),
                 found: 0,
             });
         }
+        configure(conn).map_err(damaged)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
         tx.execute_batch(SCHEMA)?;
         tx.execute_batch(&format!(
@@ -182,6 +232,14 @@ fn init_schema(conn: &mut Connection, path: &Path) -> StoreResult<()> {
             found: app,
         });
     }
+    // Nothing is written (not even the journal mode) before the file is known to be ours.
+    if version == MIGRATED_VERSION {
+        configure(conn).map_err(damaged)?;
+        super::check::quick_check(conn, path)?;
+        migrate_from_2(conn).map_err(damaged)?;
+        tracing::info!(path = %shown(), "store migrated from schema version 2 to 3 (digests added)");
+        return Ok(());
+    }
     if version != SCHEMA_VERSION {
         return Err(StoreError::SchemaVersion {
             path: shown(),
@@ -189,17 +247,40 @@ fn init_schema(conn: &mut Connection, path: &Path) -> StoreResult<()> {
             expected: SCHEMA_VERSION,
         });
     }
-    Ok(())
+    configure(conn).map_err(damaged)
+}
+
+/// Version 2 → 3: each stream's `last_seq` (its count: version 2 never deleted) and each
+/// upload's digest, computed from the body as stored, all in one transaction.
+fn migrate_from_2(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Exclusive)?;
+    tx.execute_batch(
+        "ALTER TABLE streams ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+         UPDATE streams SET last_seq = count;
+         ALTER TABLE uploads ADD COLUMN digest BLOB NOT NULL DEFAULT x'';",
+    )?;
+    {
+        let mut select = tx.prepare("SELECT rowid, body FROM uploads")?;
+        let mut update = tx.prepare("UPDATE uploads SET digest = ?1 WHERE rowid = ?2")?;
+        let mut rows = select.query([])?;
+        while let Some(row) = rows.next()? {
+            let rowid: i64 = row.get(0)?;
+            let body = row.get_ref(1)?.as_blob()?;
+            update.execute(params![body_digest(body).as_slice(), rowid])?;
+        }
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+    tx.commit()
 }
 
 fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Job>) {
     while let Some(first) = rx.blocking_recv() {
-        let mut bytes = first.request.body.len();
+        let mut bytes = first.size();
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH && bytes < MAX_BATCH_BYTES {
             match rx.try_recv() {
                 Ok(job) => {
-                    bytes += job.request.body.len();
+                    bytes += job.size();
                     batch.push(job);
                 }
                 Err(_) => break,
@@ -210,16 +291,43 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Job>) {
     tracing::debug!("store writer: queue closed, every append committed");
 }
 
-/// Applies every job in one transaction and answers each after the commit (or, if any SQL
-/// statement or the commit fails, answers every job of the batch with the failure: the
-/// transaction is rolled back whole).
+impl Job {
+    /// Bytes it adds to the batch.
+    fn size(&self) -> usize {
+        match &self.work {
+            Work::Append(request) => request.body.len(),
+            Work::Delete { .. } => 0,
+        }
+    }
+}
+
+/// Applies every job in one transaction, each in its own savepoint, and answers each after
+/// the commit. A job whose SQL fails is rolled back to its savepoint alone and answered with
+/// [`StoreError::WriteFailed`]; the others still commit. Only a failure of the transaction
+/// itself (begin, a savepoint's rollback, the commit) fails the whole batch.
 fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
     let size = batch.len();
-    let result = (|| -> rusqlite::Result<Vec<StoreResult<Appended>>> {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let result = (|| -> rusqlite::Result<Vec<StoreResult<Done>>> {
+        let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut outcomes = Vec::with_capacity(batch.len());
         for job in &batch {
-            outcomes.push(apply(&tx, &job.request)?);
+            let savepoint = tx.savepoint()?;
+            match apply_work(&savepoint, &job.work) {
+                Ok(outcome) => {
+                    savepoint.commit()?;
+                    outcomes.push(outcome);
+                }
+                Err(e) => {
+                    // The default drop behaviour of a savepoint: roll back to it, release it.
+                    savepoint.finish()?;
+                    let stream = match &job.work {
+                        Work::Append(r) => &r.stream,
+                        Work::Delete { stream, .. } => stream,
+                    };
+                    tracing::error!(%stream, error = %e, "store: one write rolled back alone");
+                    outcomes.push(Err(StoreError::WriteFailed(e.to_string())));
+                }
+            }
         }
         tx.commit()?;
         Ok(outcomes)
@@ -233,7 +341,7 @@ fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
             }
         }
         Err(e) => {
-            tracing::error!(appends = size, error = %e, "store: batch rolled back");
+            tracing::error!(jobs = size, error = %e, "store: batch rolled back");
             let text = e.to_string();
             for job in batch {
                 let _ = job.reply.send(Err(StoreError::WriteFailed(text.clone())));
@@ -250,25 +358,68 @@ fn as_sql(v: u64) -> rusqlite::Result<i64> {
     i64::try_from(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
-/// One append inside the batch's transaction. The outer error aborts the batch; the inner
-/// one is this append's own refusal (the stream is full, the key was reused).
-fn apply(
-    tx: &rusqlite::Transaction<'_>,
-    req: &AppendRequest,
-) -> rusqlite::Result<StoreResult<Appended>> {
-    let stream: Option<(i64, i64)> = tx
-        .prepare_cached("SELECT id, count FROM streams WHERE name = ?1")?
-        .query_row([req.stream.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
+/// One job inside its savepoint. The outer error rolls the savepoint back; the inner one is
+/// the job's own refusal (nothing was written).
+fn apply_work(conn: &Connection, work: &Work) -> rusqlite::Result<StoreResult<Done>> {
+    match work {
+        Work::Append(request) => Ok(apply(conn, request)?.map(Done::Appended)),
+        Work::Delete { stream, target } => {
+            delete(conn, stream, target).map(|n| Ok(Done::Deleted(n)))
+        }
+    }
+}
+
+/// Removes `target`'s uploads from `stream` and lowers its count by as many.
+fn delete(conn: &Connection, stream: &StreamName, target: &DeleteTarget) -> rusqlite::Result<u64> {
+    let stream_id: Option<i64> = conn
+        .prepare_cached("SELECT id FROM streams WHERE name = ?1")?
+        .query_row([stream.as_str()], |r| r.get(0))
         .optional()?;
-    if let (Some((stream_id, _)), Some(key)) = (stream, &req.key) {
-        let found: Option<(i64, Vec<u8>)> = tx
-            .prepare_cached("SELECT seq, body FROM uploads WHERE stream_id = ?1 AND idem_key = ?2")?
+    let Some(stream_id) = stream_id else {
+        return Ok(0);
+    };
+    let removed = match target {
+        DeleteTarget::Upload(id) => conn
+            .prepare_cached("DELETE FROM uploads WHERE stream_id = ?1 AND seq = ?2")?
+            .execute(params![stream_id, as_sql(*id)?])?,
+        DeleteTarget::Device(device) => conn
+            .prepare_cached("DELETE FROM uploads WHERE stream_id = ?1 AND device = ?2")?
+            .execute(params![stream_id, device.as_str()])?,
+    };
+    let removed = removed as u64;
+    if removed > 0 {
+        conn.prepare_cached("UPDATE streams SET count = count - ?1 WHERE id = ?2")?
+            .execute(params![as_sql(removed)?, stream_id])?;
+    }
+    Ok(removed)
+}
+
+/// One append inside its savepoint. The outer error rolls it back; the inner one is this
+/// append's own refusal (the stream is full, the key was reused).
+fn apply(conn: &Connection, req: &AppendRequest) -> rusqlite::Result<StoreResult<Appended>> {
+    let stream: Option<(i64, i64, i64)> = conn
+        .prepare_cached("SELECT id, count, last_seq FROM streams WHERE name = ?1")?
+        .query_row([req.stream.as_str()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .optional()?;
+    if let (Some((stream_id, _, _)), Some(key)) = (stream, &req.key) {
+        let found: Option<(i64, Vec<u8>, Vec<u8>)> = conn
+            .prepare_cached(
+                "SELECT seq, body, digest FROM uploads WHERE stream_id = ?1 AND idem_key = ?2",
+            )?
             .query_row(params![stream_id, key.as_str()], |r| {
-                Ok((r.get(0)?, r.get(1)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
             .optional()?;
-        if let Some((seq, body)) = found {
+        if let Some((seq, body, digest)) = found {
             let id = as_count(seq)?;
+            if body_digest(&body).as_slice() != digest.as_slice() {
+                return Ok(Err(StoreError::DigestMismatch {
+                    stream: req.stream.clone(),
+                    id,
+                }));
+            }
             return Ok(if body == req.body.as_ref() {
                 Ok(Appended {
                     id,
@@ -283,7 +434,8 @@ fn apply(
             });
         }
     }
-    let count = as_count(stream.map_or(0, |(_, c)| c))?;
+    let count = as_count(stream.map_or(0, |(_, c, _)| c))?;
+    let last = as_count(stream.map_or(0, |(_, _, l)| l))?;
     if count >= req.max_uploads {
         return Ok(Err(StoreError::StreamFull {
             stream: req.stream.clone(),
@@ -291,28 +443,31 @@ fn apply(
         }));
     }
     let stream_id = match stream {
-        Some((id, _)) => id,
+        Some((id, _, _)) => id,
         None => {
-            tx.prepare_cached("INSERT INTO streams (name, count) VALUES (?1, 0)")?
+            conn.prepare_cached("INSERT INTO streams (name, count, last_seq) VALUES (?1, 0, 0)")?
                 .execute([req.stream.as_str()])?;
-            tx.last_insert_rowid()
+            conn.last_insert_rowid()
         }
     };
-    let seq = as_sql(count + 1)?;
-    tx.prepare_cached(
-        "INSERT INTO uploads (stream_id, seq, idem_key, body, device) VALUES (?1, ?2, ?3, ?4, ?5)",
+    let id = last + 1;
+    let seq = as_sql(id)?;
+    conn.prepare_cached(
+        "INSERT INTO uploads (stream_id, seq, idem_key, body, device, digest) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![
         stream_id,
         seq,
         req.key.as_ref().map(|k| k.as_str()),
         req.body.as_ref(),
-        req.device.as_ref().map(|d| d.as_str())
+        req.device.as_ref().map(|d| d.as_str()),
+        body_digest(&req.body).as_slice()
     ])?;
-    tx.prepare_cached("UPDATE streams SET count = ?1 WHERE id = ?2")?
+    conn.prepare_cached("UPDATE streams SET count = count + 1, last_seq = ?1 WHERE id = ?2")?
         .execute(params![seq, stream_id])?;
     Ok(Ok(Appended {
-        id: count + 1,
+        id,
         duplicate: false,
     }))
 }
@@ -321,16 +476,82 @@ fn stream_name(name: String) -> StoreResult<StreamName> {
     StreamName::new(&name).map_err(|e| StoreError::Corrupt(format!("stream {name:?}: {e}")))
 }
 
+impl SqliteStore {
+    /// Hands `work` to the writer thread; its outcome once committed.
+    async fn submit(&self, work: Work) -> StoreResult<Done> {
+        let sender = lock(&self.inner.writer).clone().ok_or(StoreError::Closed)?;
+        let (reply, answer) = oneshot::channel();
+        sender
+            .send(Job { work, reply })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+}
+
+/// The ids of a stream's uploads come from its `last_seq`; a stored count above zero with
+/// a `last_seq` below it is damage.
+fn info(name: StreamName, count: i64, last_seq: i64) -> StoreResult<StreamInfo> {
+    let (count, last_id) = (as_count(count)?, as_count(last_seq)?);
+    if last_id < count {
+        return Err(StoreError::Corrupt(format!(
+            "stream {name}: {count} uploads but last id {last_id}"
+        )));
+    }
+    Ok(StreamInfo {
+        name,
+        count,
+        last_id,
+    })
+}
+
 impl UploadStore for SqliteStore {
     fn append(&self, request: AppendRequest) -> BoxFuture<'_, StoreResult<Appended>> {
         Box::pin(async move {
-            let sender = lock(&self.inner.writer).clone().ok_or(StoreError::Closed)?;
-            let (reply, answer) = oneshot::channel();
-            sender
-                .send(Job { request, reply })
-                .await
-                .map_err(|_| StoreError::Closed)?;
-            answer.await.map_err(|_| StoreError::Closed)?
+            match self.submit(Work::Append(request)).await? {
+                Done::Appended(appended) => Ok(appended),
+                Done::Deleted(_) => Err(StoreError::WriteFailed("unexpected writer answer".into())),
+            }
+        })
+    }
+
+    fn delete<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        target: DeleteTarget,
+    ) -> BoxFuture<'a, StoreResult<u64>> {
+        Box::pin(async move {
+            let work = Work::Delete {
+                stream: stream.clone(),
+                target,
+            };
+            match self.submit(work).await? {
+                Done::Deleted(n) => Ok(n),
+                Done::Appended(_) => {
+                    Err(StoreError::WriteFailed("unexpected writer answer".into()))
+                }
+            }
+        })
+    }
+
+    fn nth_id<'a>(
+        &'a self,
+        stream: &'a StreamName,
+        n: u64,
+    ) -> BoxFuture<'a, StoreResult<Option<u64>>> {
+        let name = stream.clone();
+        self.read(move |conn| {
+            if n == 0 {
+                return Ok(None);
+            }
+            let seq: Option<i64> = conn
+                .prepare_cached(
+                    "SELECT u.seq FROM uploads u JOIN streams s ON u.stream_id = s.id \
+                     WHERE s.name = ?1 ORDER BY u.seq LIMIT 1 OFFSET ?2",
+                )?
+                .query_row(params![name.as_str(), as_sql(n - 1)?], |r| r.get(0))
+                .optional()?;
+            Ok(seq.map(as_count).transpose()?)
         })
     }
 
@@ -340,19 +561,12 @@ impl UploadStore for SqliteStore {
     ) -> BoxFuture<'a, StoreResult<Option<StreamInfo>>> {
         let name = stream.clone();
         self.read(move |conn| {
-            let count: Option<i64> = conn
-                .prepare_cached("SELECT count FROM streams WHERE name = ?1")?
-                .query_row([name.as_str()], |r| r.get(0))
+            let row: Option<(i64, i64)> = conn
+                .prepare_cached("SELECT count, last_seq FROM streams WHERE name = ?1")?
+                .query_row([name.as_str()], |r| Ok((r.get(0)?, r.get(1)?)))
                 .optional()?;
-            match count {
-                Some(c) if c > 0 => {
-                    let count = as_count(c)?;
-                    Ok(Some(StreamInfo {
-                        name,
-                        count,
-                        last_id: count,
-                    }))
-                }
+            match row {
+                Some((count, last_seq)) if count > 0 => Ok(Some(info(name, count, last_seq)?)),
                 _ => Ok(None),
             }
         })
@@ -360,18 +574,20 @@ impl UploadStore for SqliteStore {
 
     fn list_streams(&self) -> BoxFuture<'_, StoreResult<Vec<StreamInfo>>> {
         self.read(|conn| {
-            let mut stmt = conn
-                .prepare_cached("SELECT name, count FROM streams WHERE count > 0 ORDER BY name")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT name, count, last_seq FROM streams WHERE count > 0 ORDER BY name",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?;
             let mut out = Vec::new();
             for row in rows {
-                let (name, count) = row?;
-                let count = as_count(count)?;
-                out.push(StreamInfo {
-                    name: stream_name(name)?,
-                    count,
-                    last_id: count,
-                });
+                let (name, count, last_seq) = row?;
+                out.push(info(stream_name(name)?, count, last_seq)?);
             }
             Ok(out)
         })
@@ -387,22 +603,33 @@ impl UploadStore for SqliteStore {
         let name = stream.clone();
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT u.seq, u.body FROM uploads u JOIN streams s ON u.stream_id = s.id \
+                "SELECT u.seq, u.body, u.digest FROM uploads u JOIN streams s \
+                 ON u.stream_id = s.id \
                  WHERE s.name = ?1 AND u.seq > ?2 AND u.seq <= ?3 ORDER BY u.seq LIMIT ?4",
             )?;
             let limit = i64::try_from(max).unwrap_or(i64::MAX);
             let rows = stmt.query_map(
                 params![name.as_str(), as_sql(after)?, as_sql(through)?, limit],
-                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)),
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, Vec<u8>>(1)?,
+                        r.get::<_, Vec<u8>>(2)?,
+                    ))
+                },
             )?;
             let mut out = Vec::new();
-            for (expected, row) in (after + 1..).zip(rows) {
-                let (seq, body) = row?;
+            // Ids may have gaps (deleted uploads); the count checked at start and the
+            // aggregation's own count check catch rows missing otherwise.
+            for row in rows {
+                let (seq, body, digest) = row?;
                 let id = as_count(seq)?;
-                if id != expected {
-                    return Err(StoreError::Corrupt(format!(
-                        "stream {name}: upload {expected} is missing (next stored id {id})"
-                    )));
+                if body_digest(&body).as_slice() != digest.as_slice() {
+                    tracing::error!(stream = %name, id, "stored upload does not match its digest");
+                    return Err(StoreError::DigestMismatch {
+                        stream: name.clone(),
+                        id,
+                    });
                 }
                 out.push(StoredUpload {
                     id,
@@ -428,5 +655,320 @@ impl UploadStore for SqliteStore {
             lock(&inner.readers).clear();
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::principals::DeviceName;
+    use crate::store::{backup, check_store};
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn stream(name: &str) -> StreamName {
+        StreamName::new(name).expect("a valid test stream name")
+    }
+
+    fn request(name: &str, body: Vec<u8>, device: Option<&str>) -> AppendRequest {
+        AppendRequest {
+            stream: stream(name),
+            key: None,
+            device: device.map(|d| DeviceName::new(d).expect("a valid test device name")),
+            body: Bytes::from(body),
+            max_uploads: 1_000_000,
+        }
+    }
+
+    /// A body of `len` bytes, distinct per `seed`.
+    fn body(seed: u8, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect()
+    }
+
+    async fn ids(store: &SqliteStore, name: &str) -> StoreResult<Vec<u64>> {
+        let s = stream(name);
+        let uploads = store.read_chunk(&s, 0, u64::MAX >> 1, 1000).await?;
+        Ok(uploads.iter().map(|u| u.id).collect())
+    }
+
+    fn db(dir: &Path) -> Connection {
+        Connection::open(dir.join(DB_FILE)).expect("the test database opens")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_append_is_rolled_back_alone_in_its_batch() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        store.append(request("bad", body(0, 10), None)).await?;
+        store.close().await?;
+        // Every insert into stream "bad" fails from now on (a stand-in for a damaged stream).
+        db(dir.path()).execute_batch(
+            "CREATE TRIGGER fail_bad BEFORE INSERT ON uploads \
+             WHEN NEW.stream_id = (SELECT id FROM streams WHERE name = 'bad') \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+        )?;
+        let store = SqliteStore::open(dir.path())?;
+        let appends = (0..200u8).map(|i| {
+            let name = if i % 2 == 0 { "good" } else { "bad" };
+            store.append(request(name, body(i, 100), None))
+        });
+        let outcomes = futures_util::future::join_all(appends).await;
+        for (i, outcome) in outcomes.iter().enumerate() {
+            match (i % 2, outcome) {
+                (0, Ok(_)) | (1, Err(StoreError::WriteFailed(_))) => {}
+                (_, other) => return Err(format!("append {i}: {other:?}").into()),
+            }
+        }
+        let good = store.stream_info(&stream("good")).await?.ok_or("no good")?;
+        assert_eq!((good.count, good.last_id), (100, 100));
+        assert_eq!(ids(&store, "good").await?, (1..=100).collect::<Vec<_>>());
+        assert_eq!(
+            store.stream_info(&stream("bad")).await?.map(|i| i.count),
+            Some(1)
+        );
+        store.close().await?;
+        Ok(())
+    }
+
+    /// The same, deterministically: one batch of three appends, the middle one failing, in
+    /// one transaction; the other two commit.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_batch_commits_around_its_failed_append() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        store.append(request("bad", body(0, 10), None)).await?;
+        store.close().await?;
+        let mut conn = db(dir.path());
+        configure(&conn)?;
+        conn.execute_batch(
+            "CREATE TRIGGER fail_bad BEFORE INSERT ON uploads \
+             WHEN NEW.stream_id = (SELECT id FROM streams WHERE name = 'bad') \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+        )?;
+        let mut answers = Vec::new();
+        let batch = ["good", "bad", "good"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let (reply, answer) = oneshot::channel();
+                answers.push(answer);
+                Job {
+                    work: Work::Append(request(name, body(i as u8, 100), None)),
+                    reply,
+                }
+            })
+            .collect();
+        commit_batch(&mut conn, batch);
+        let mut outcomes = Vec::new();
+        for answer in answers {
+            outcomes.push(match answer.await? {
+                Ok(Done::Appended(a)) => Ok(a.id),
+                Ok(Done::Deleted(_)) => return Err("a delete's answer".into()),
+                Err(e) => Err(e),
+            });
+        }
+        assert!(matches!(outcomes[0], Ok(1)), "{:?}", outcomes[0]);
+        assert!(
+            matches!(outcomes[1], Err(StoreError::WriteFailed(_))),
+            "{:?}",
+            outcomes[1]
+        );
+        assert!(matches!(outcomes[2], Ok(2)), "{:?}", outcomes[2]);
+        let stored: i64 = conn.query_row("SELECT count(*) FROM uploads", [], |r| r.get(0))?;
+        assert_eq!(stored, 3, "the first bad upload and the two good ones");
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flipped_bit_is_a_digest_mismatch_naming_the_upload() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        for i in 0..3 {
+            store.append(request("s", body(i, 5000), None)).await?;
+        }
+        let conn = db(dir.path());
+        let mut stored: Vec<u8> =
+            conn.query_row("SELECT body FROM uploads WHERE seq = 2", [], |r| r.get(0))?;
+        stored[1234] ^= 0x10;
+        conn.execute("UPDATE uploads SET body = ?1 WHERE seq = 2", [&stored])?;
+        match store.read_chunk(&stream("s"), 0, 3, 10).await {
+            Err(StoreError::DigestMismatch { stream: s, id: 2 }) if s.as_str() == "s" => {}
+            other => return Err(format!("read: {other:?}").into()),
+        }
+        // Upload 1 alone still reads.
+        assert_eq!(store.read_chunk(&stream("s"), 0, 1, 10).await?.len(), 1);
+        match check_store(dir.path()) {
+            Err(StoreError::Damaged { problem, .. }) if problem.contains("upload 2") => {}
+            other => return Err(format!("check: {other:?}").into()),
+        }
+        store.close().await?;
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn deletes_lower_the_count_and_ids_are_never_reused() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        for (i, device) in ["a", "a", "b", "a", "b"].into_iter().enumerate() {
+            store
+                .append(request("s", body(i as u8, 64), Some(device)))
+                .await?;
+        }
+        let s = stream("s");
+        assert_eq!(store.delete(&s, DeleteTarget::Upload(2)).await?, 1);
+        assert_eq!(store.delete(&s, DeleteTarget::Upload(2)).await?, 0);
+        assert_eq!(
+            store.delete(&stream("t"), DeleteTarget::Upload(1)).await?,
+            0
+        );
+        let b = DeviceName::new("b")?;
+        assert_eq!(store.delete(&s, DeleteTarget::Device(b)).await?, 2);
+        let info = store.stream_info(&s).await?.ok_or("no stream")?;
+        assert_eq!((info.count, info.last_id), (2, 5));
+        // The next id follows the highest ever given, not the count.
+        assert_eq!(store.append(request("s", body(9, 64), None)).await?.id, 6);
+        assert_eq!(ids(&store, "s").await?, vec![1, 4, 6]);
+        assert_eq!(store.nth_id(&s, 2).await?, Some(4));
+        assert_eq!(store.nth_id(&s, 4).await?, None);
+        store.close().await?;
+        // The counts still match the rows at the next open.
+        let reopened = SqliteStore::open(dir.path())?;
+        assert_eq!(reopened.stream_info(&s).await?.map(|i| i.count), Some(3));
+        reopened.close().await?;
+        Ok(())
+    }
+
+    /// The refusal of `SqliteStore::open(dir)`, which must name the database file.
+    fn refusal(dir: &Path) -> String {
+        match SqliteStore::open(dir) {
+            Ok(_) => "opened".into(),
+            Err(e) => {
+                let text = e.to_string();
+                assert!(
+                    text.contains(&dir.join(DB_FILE).display().to_string()),
+                    "{text}"
+                );
+                text
+            }
+        }
+    }
+
+    async fn filled(dir: &Path) -> StoreResult<()> {
+        let store = SqliteStore::open(dir)?;
+        for i in 0..8 {
+            store.append(request("s", body(i, 20_000), None)).await?;
+        }
+        store.close().await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn damaged_files_are_refused_at_open_naming_the_file() -> TestResult {
+        // The database gone, its WAL left.
+        let dir = tempfile::tempdir()?;
+        filled(dir.path()).await?;
+        std::fs::remove_file(dir.path().join(DB_FILE))?;
+        std::fs::write(dir.path().join(format!("{DB_FILE}-wal")), b"left over")?;
+        assert!(refusal(dir.path()).contains("-wal exists"));
+
+        // Cut in half.
+        let dir = tempfile::tempdir()?;
+        filled(dir.path()).await?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join(DB_FILE))?;
+        let len = file.metadata()?.len();
+        file.set_len(len / 2)?;
+        drop(file);
+        assert!(refusal(dir.path()).contains("truncated"));
+
+        // Empty.
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join(DB_FILE), b"")?;
+        assert!(refusal(dir.path()).contains("empty"));
+
+        // Another application's SQLite file, and a file that is not SQLite at all.
+        let dir = tempfile::tempdir()?;
+        db(dir.path()).execute_batch("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);")?;
+        assert!(refusal(dir.path()).contains("not a Zeppelin store"));
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join(DB_FILE), vec![7u8; 8192])?;
+        assert!(refusal(dir.path()).contains("not an SQLite database"));
+
+        // Another schema version.
+        let dir = tempfile::tempdir()?;
+        filled(dir.path()).await?;
+        db(dir.path()).execute_batch("PRAGMA user_version = 99;")?;
+        assert!(refusal(dir.path()).contains("schema version 99"));
+
+        // A count that does not match the rows.
+        let dir = tempfile::tempdir()?;
+        filled(dir.path()).await?;
+        db(dir.path()).execute_batch("UPDATE streams SET count = 5;")?;
+        assert!(refusal(dir.path()).contains("records 5 uploads but holds 8"));
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_version_2_store_is_migrated_with_digests() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let conn = db(dir.path());
+        conn.execute_batch(&format!(
+            "CREATE TABLE streams (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, \
+             count INTEGER NOT NULL);
+             CREATE TABLE uploads (stream_id INTEGER NOT NULL REFERENCES streams(id), \
+             seq INTEGER NOT NULL, idem_key TEXT, body BLOB NOT NULL, device TEXT, \
+             UNIQUE (stream_id, seq), UNIQUE (stream_id, idem_key));
+             INSERT INTO streams VALUES (1, 's', 2);
+             INSERT INTO uploads VALUES (1, 1, NULL, x'0102', 'a'), (1, 2, NULL, x'0304', 'b');
+             PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = 2;"
+        ))?;
+        drop(conn);
+        let store = SqliteStore::open(dir.path())?;
+        let uploads = store.read_chunk(&stream("s"), 0, 2, 10).await?;
+        assert_eq!(uploads.len(), 2);
+        assert_eq!(uploads[1].body.as_ref(), &[3, 4]);
+        assert_eq!(store.append(request("s", vec![5], None)).await?.id, 3);
+        store.close().await?;
+        let version: i64 = db(dir.path()).query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(check_store(dir.path())?.uploads, 3);
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_backup_opens_as_a_store_with_the_same_uploads() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        for i in 0..5 {
+            store.append(request("s", body(i, 3000), None)).await?;
+        }
+        store.delete(&stream("s"), DeleteTarget::Upload(3)).await?;
+        // Taken while the store is open (its WAL holds the uploads).
+        let out = dir.path().join("backup.sqlite3");
+        let summary = backup(dir.path(), &out)?;
+        assert_eq!((summary.streams, summary.uploads), (1, 4));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(std::fs::metadata(&out)?.permissions().mode() & 0o777, 0o600);
+        }
+        let restored = tempfile::tempdir()?;
+        std::fs::rename(&out, restored.path().join(DB_FILE))?;
+        let copy = SqliteStore::open(restored.path())?;
+        let original = store.read_chunk(&stream("s"), 0, 5, 10).await?;
+        let copied = copy.read_chunk(&stream("s"), 0, 5, 10).await?;
+        assert_eq!(copied.len(), 4);
+        for (a, b) in original.iter().zip(&copied) {
+            assert_eq!((a.id, &a.body), (b.id, &b.body));
+        }
+        assert_eq!(copy.append(request("s", vec![1], None)).await?.id, 6);
+        copy.close().await?;
+        store.close().await?;
+        // A backup of nothing is refused.
+        let empty = tempfile::tempdir()?;
+        assert!(backup(empty.path(), &empty.path().join("b")).is_err());
+        Ok(())
     }
 }
