@@ -109,13 +109,14 @@ section "Python package"
 bash scripts/python_test.sh  # pip install ./python, pytest beside seal-python
 
 section "aggregation service load test, short form"
-# Full form: cargo run --release -p zeppelin-service --example load.
+# Full form: cargo run --release -p zeppelin-service --example service_load.
 # 1,000 uploads from 100 concurrent clients over loopback, then sum, sum_of_squares and dot,
 # each decrypted and checked against the plaintext result (exits non-zero on a mismatch).
 # The test build compiled every example (target/release/examples/); `cargo run -p` would build
 # the package again with its own, smaller feature set.
 load_out="$(mktemp -d)"
-target/release/examples/load --short --out "$load_out"
+target/release/examples/service_load --short --out "$load_out"
+[ -s "$load_out/load-short.md" ] || { echo "test.sh: the load test wrote no report" >&2; exit 1; }
 
 section "scale-out figures, short form"
 # Full form: cargo run --release -p zeppelin-cli --example cluster_bench.

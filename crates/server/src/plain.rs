@@ -183,6 +183,72 @@ impl Evaluator {
         }
     }
 
+    /// The residue mod prime `i` that SEAL's monomial path scales by for coefficient `v`.
+    #[inline]
+    fn monomial_residue(
+        &self,
+        level: &LevelTables,
+        fast_plain_lift: bool,
+        i: usize,
+        v: u32,
+    ) -> u32 {
+        if fast_plain_lift {
+            level.moduli[i].reduce_u32(v)
+        } else {
+            self.lift(level, i, v)
+        }
+    }
+
+    /// The per-prime factors by which [`Self::multiply_plain`] with the constant plaintext
+    /// `v` (`0 < v < t`) scales every row of a ciphertext at `parms_id` (one per prime):
+    /// `multiply_plain(ct, [v])` is `c_i · row mod q_i` row by row. For callers that scale
+    /// residues themselves (a weighted sum accumulated outside SEAL's form) and must agree
+    /// with it bit for bit.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zeppelin_seal::{EncryptionParameters, SealContext};
+    /// use zeppelin_server::Evaluator;
+    ///
+    /// let ctx = Arc::new(SealContext::new(EncryptionParameters::for_preset::<zeppelin::Seal4096>())?);
+    /// let eval = Evaluator::new(ctx.clone())?;
+    /// assert_eq!(eval.scalar_residues(&ctx.first_level().parms_id, 2)?, vec![2, 2, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scalar_residues(&self, parms_id: &ParmsId, v: u64) -> Result<Vec<u32>> {
+        const OP: &str = "scalar_residues";
+        let level = self.tables.level(parms_id).ok_or(EvalError::Seal(
+            zeppelin_seal::SealError::WrongLevel {
+                what: "parms_id",
+                rule: zeppelin_seal::LevelRule::DataLevel,
+            },
+        ))?;
+        let t = self.tables.plain.modulus.value();
+        let v = match u32::try_from(v) {
+            Ok(v) if v < t => v,
+            _ => {
+                return Err(EvalError::Plaintext {
+                    operation: OP,
+                    problem: PlaintextProblem::NotBelowT {
+                        index: 0,
+                        value: v,
+                        t: u64::from(t),
+                    },
+                })
+            }
+        };
+        if v == 0 {
+            return Err(EvalError::Plaintext {
+                operation: OP,
+                problem: PlaintextProblem::Zero,
+            });
+        }
+        let fast_plain_lift = level.moduli.iter().all(|q| q.value() > t);
+        Ok((0..level.moduli.len())
+            .map(|i| self.monomial_residue(level, fast_plain_lift, i, v))
+            .collect())
+    }
+
     /// `ct · v·x^e` (SEAL's monomial path).
     fn multiply_monomial(&self, ct: &mut Ciphertext, level: &LevelTables, e: usize, v: u32) {
         let n = self.ctx.n();
@@ -195,11 +261,7 @@ impl Evaluator {
             .chunks_exact_mut(n)
             .zip(level.moduli.iter().enumerate().cycle())
         {
-            let c = if fast_plain_lift {
-                q.reduce_u32(v)
-            } else {
-                self.lift(level, i, v)
-            };
+            let c = self.monomial_residue(level, fast_plain_lift, i, v);
             negacyclic_scale_shift(row, q, c, e, &mut shifted);
             row.copy_from_slice(&shifted);
         }

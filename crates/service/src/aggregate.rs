@@ -12,6 +12,7 @@ use zeppelin_server::{Evaluator, PreparedRelinKeys};
 
 use crate::codec::Codec;
 use crate::error::ServiceError;
+use crate::linear::LinearSum;
 use crate::names::StreamName;
 use crate::store::{
     AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult, StoredUpload,
@@ -408,7 +409,113 @@ impl Aggregation {
 /// the current rayon pool. `first_position` is the position (0-based, in the order of the
 /// stream) of `uploads[0]`: `dot` takes upload `i`'s weight at `first_position + i` of the
 /// op's weights. A body that does not decode fails the sum or is skipped, as `bad` says.
+///
+/// `sum` and `dot` are accumulated in the uploads' own form ([`crate::linear`]: a seeded
+/// upload's `c1` stays the NTT-form expansion of its seed, one inverse transform per call);
+/// `sum_of_squares` converts each upload ([`sum_uploads_seal_form`]). Both give the same
+/// residues, bit for bit.
 pub fn sum_uploads(
+    codec: &dyn Codec,
+    eval: &Evaluator,
+    stream: &StreamName,
+    op: &AggregateOp,
+    first_position: u64,
+    uploads: &[StoredUpload],
+    bad: BadUpload,
+) -> Result<PartialSum, ServiceError> {
+    match (op, codec.linear_sum()) {
+        (AggregateOp::Sum | AggregateOp::Dot(_), Some(empty)) => {
+            sum_linear(codec, eval, stream, op, first_position, uploads, bad, empty)
+        }
+        _ => sum_uploads_seal_form(codec, eval, stream, op, first_position, uploads, bad),
+    }
+}
+
+/// What one upload adds to a partial sum: decoded (and counted), or skipped.
+fn decode_failure(
+    stream: &StreamName,
+    upload: &StoredUpload,
+    bad: BadUpload,
+    source: crate::codec::UploadError,
+) -> Result<u64, ServiceError> {
+    match bad {
+        BadUpload::Skip => Ok(1),
+        BadUpload::Fail => Err(ServiceError::StoredUpload {
+            stream: stream.to_string(),
+            id: upload.id,
+            source,
+        }),
+    }
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "sum_uploads' arguments and the empty sum it picked"
+)]
+fn sum_linear(
+    codec: &dyn Codec,
+    eval: &Evaluator,
+    stream: &StreamName,
+    op: &AggregateOp,
+    first_position: u64,
+    uploads: &[StoredUpload],
+    bad: BadUpload,
+    empty: LinearSum,
+) -> Result<PartialSum, ServiceError> {
+    let parms_id = codec
+        .seal()
+        .data_level_with(empty.level())
+        .ok_or_else(|| ServiceError::Internal("no SEAL level for the linear sum".into()))?
+        .parms_id;
+    let t = eval.context().plain_modulus();
+    let internal = |e: crate::codec::UploadError| ServiceError::Internal(e.to_string());
+    // (sum, uploads decoded, uploads skipped)
+    let (sum, count, rejected) = uploads
+        .par_iter()
+        .enumerate()
+        .try_fold(
+            || (empty.clone(), 0u64, 0u64),
+            |(mut sum, count, rejected), (i, upload)| {
+                let scale = match op {
+                    AggregateOp::Dot(weights) => {
+                        let w = reduce_weight(weight_at(weights, first_position + i as u64)?, t);
+                        if w == 0 {
+                            // Adds nothing, but must still be an upload that decodes.
+                            return match codec.validate(&upload.body) {
+                                Ok(()) => Ok((sum, count + 1, rejected)),
+                                Err(e) => decode_failure(stream, upload, bad, e)
+                                    .map(|skipped| (sum, count, rejected + skipped)),
+                            };
+                        }
+                        Some(eval.scalar_residues(&parms_id, w)?)
+                    }
+                    _ => None,
+                };
+                match codec.add_to_linear_sum(&mut sum, &upload.body, scale.as_deref()) {
+                    Ok(()) => Ok((sum, count + 1, rejected)),
+                    Err(e) => decode_failure(stream, upload, bad, e)
+                        .map(|skipped| (sum, count, rejected + skipped)),
+                }
+            },
+        )
+        .try_reduce(
+            || (empty.clone(), 0, 0),
+            |(mut a, count_a, bad_a), (b, count_b, bad_b)| {
+                a.merge(b);
+                Ok((a, count_a + count_b, bad_a + bad_b))
+            },
+        )?;
+    Ok(PartialSum {
+        ciphertext: codec.finish_linear_sum(sum).map_err(internal)?,
+        count,
+        rejected,
+    })
+}
+
+/// [`sum_uploads`] by converting every upload to a SEAL ciphertext and adding with the
+/// evaluator (what `sum_of_squares` needs; for `sum` and `dot`, the reference that the
+/// linear path is tested and benchmarked against).
+pub fn sum_uploads_seal_form(
     codec: &dyn Codec,
     eval: &Evaluator,
     stream: &StreamName,
@@ -423,14 +530,7 @@ pub fn sum_uploads(
         .map(|(i, upload)| {
             let ct = match codec.to_seal(&upload.body) {
                 Ok(ct) => ct,
-                Err(_) if bad == BadUpload::Skip => return Ok((None, 0, 1)),
-                Err(source) => {
-                    return Err(ServiceError::StoredUpload {
-                        stream: stream.to_string(),
-                        id: upload.id,
-                        source,
-                    })
-                }
+                Err(e) => return decode_failure(stream, upload, bad, e).map(|s| (None, 0, s)),
             };
             let position = first_position + i as u64;
             Ok((term(eval, op, position, ct)?, 1u64, 0u64))
@@ -471,6 +571,17 @@ pub fn reduce_weight(w: i64, t: u64) -> u64 {
     i128::from(w).rem_euclid(i128::from(t)) as u64
 }
 
+/// The weight of the upload at `position` (0-based, stream order).
+fn weight_at(weights: &[i64], position: u64) -> Result<i64, ServiceError> {
+    usize::try_from(position)
+        .ok()
+        .and_then(|index| weights.get(index))
+        .copied()
+        .ok_or_else(|| {
+            ServiceError::Internal(format!("no weight for upload at position {position}"))
+        })
+}
+
 /// One upload's term of the aggregate (`None`: a weight of 0 mod t, which adds nothing);
 /// `position` indexes the op's weights (`dot`).
 pub fn term(
@@ -483,14 +594,10 @@ pub fn term(
         AggregateOp::Sum => Ok(Some(ct)),
         AggregateOp::SumOfSquares => Ok(Some(eval.square(&ct)?)),
         AggregateOp::Dot(weights) => {
-            let w = usize::try_from(position)
-                .ok()
-                .and_then(|index| weights.get(index))
-                .copied()
-                .ok_or_else(|| {
-                    ServiceError::Internal(format!("no weight for upload at position {position}"))
-                })?;
-            let w = reduce_weight(w, eval.context().plain_modulus());
+            let w = reduce_weight(
+                weight_at(weights, position)?,
+                eval.context().plain_modulus(),
+            );
             if w == 0 {
                 return Ok(None);
             }

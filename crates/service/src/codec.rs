@@ -3,9 +3,13 @@
 
 use std::sync::Arc;
 
+use zeppelin::Ciphertext as DeviceCiphertext;
 use zeppelin::Params;
+use zeppelin_ring::{Modulus, NttBackend};
 use zeppelin_seal::device::{self, AnyCiphertext, DeviceContext, SealPreset};
 use zeppelin_seal::{Ciphertext, GaloisKeys, RelinKeys, SealContext, SealError};
+
+use crate::linear::{C1Rows, LinearSum, ReducedRows};
 
 /// A preset the service runs (SEAL-compatible presets only: the evaluator needs SEAL's
 /// special prime for relinearization).
@@ -96,6 +100,20 @@ pub trait Codec: Send + Sync + 'static {
     fn validate(&self, bytes: &[u8]) -> Result<(), UploadError>;
     /// The upload as a SEAL ciphertext (seed expanded).
     fn to_seal(&self, bytes: &[u8]) -> Result<Ciphertext, UploadError>;
+    /// An empty [`LinearSum`] over the preset's full level (`None` when the device's full
+    /// level is not one of SEAL's levels, so that uploads must be converted one by one).
+    fn linear_sum(&self) -> Option<LinearSum>;
+    /// Adds `w·upload` to `sum`, the upload parsed and checked as [`Codec::to_seal`] does and
+    /// a seeded one left in NTT form; `scale` is `w mod qᵢ` per prime (`None`: `w = 1`).
+    fn add_to_linear_sum(
+        &self,
+        sum: &mut LinearSum,
+        bytes: &[u8],
+        scale: Option<&[u32]>,
+    ) -> Result<(), UploadError>;
+    /// The SEAL ciphertext of `sum` (one inverse transform per prime); `None` without terms.
+    /// Bit for bit the sum of the uploads' [`Codec::to_seal`] ciphertexts, each scaled.
+    fn finish_linear_sum(&self, sum: LinearSum) -> Result<Option<Ciphertext>, UploadError>;
     /// SEAL `RelinKeys` bytes loaded under the preset.
     fn relin_keys(&self, bytes: &[u8]) -> Result<RelinKeys, SealError>;
     /// SEAL `GaloisKeys` bytes loaded under the preset.
@@ -118,13 +136,38 @@ fn max_keys_bytes<P: SealPreset>() -> usize {
 struct DeviceCodec<P: SealPreset> {
     ctx: DeviceContext<P>,
     seal: Arc<SealContext>,
+    /// Whether [`Codec::linear_sum`] applies (see `new`).
+    linear: bool,
+}
+
+/// The moduli of the device's full level.
+fn device_moduli<P: SealPreset>() -> Vec<Modulus> {
+    P::ntt_tables()
+        .iter()
+        .take(P::K)
+        .map(|table| *table.modulus())
+        .collect()
+}
+
+/// A device-arithmetic failure on rows the codec checked (a bug, reported as such).
+fn device_error(e: zeppelin::Error) -> UploadError {
+    UploadError::Seal(SealError::Device {
+        operation: "linear sum",
+        source: e,
+    })
 }
 
 impl<P: SealPreset> DeviceCodec<P> {
     fn new() -> Result<Self, SealError> {
         let ctx = DeviceContext::<P>::new()?;
         let seal = Arc::new(ctx.seal().clone());
-        Ok(Self { ctx, seal })
+        // Uploads at the full level convert without modulus switching (whose rounding is not
+        // linear) exactly when SEAL has a data level of the device's K primes.
+        let device_primes: Vec<u64> = P::DATA_PRIMES.iter().map(|&q| u64::from(q)).collect();
+        let linear = seal
+            .data_level_with(P::K)
+            .is_some_and(|level| level.coeff_modulus == device_primes);
+        Ok(Self { ctx, seal, linear })
     }
 
     fn read(&self, bytes: &[u8]) -> Result<AnyCiphertext<P>, UploadError> {
@@ -191,6 +234,65 @@ impl<P: SealPreset> Codec for DeviceCodec<P> {
 
     fn to_seal(&self, bytes: &[u8]) -> Result<Ciphertext, UploadError> {
         Ok(self.read(bytes)?.to_seal(&self.ctx)?)
+    }
+
+    fn linear_sum(&self) -> Option<LinearSum> {
+        self.linear
+            .then(|| LinearSum::new(device_moduli::<P>(), P::N))
+    }
+
+    fn add_to_linear_sum(
+        &self,
+        sum: &mut LinearSum,
+        bytes: &[u8],
+        scale: Option<&[u32]>,
+    ) -> Result<(), UploadError> {
+        match self.read(bytes)? {
+            AnyCiphertext::DeviceSeeded(ct) => {
+                let mut c1_ntt = vec![0u32; P::K * P::N];
+                zeppelin::expand_seeded_ntt(&ct, &mut c1_ntt).map_err(device_error)?;
+                sum.add(&ct.c0(), C1Rows::Ntt(&c1_ntt), scale);
+            }
+            AnyCiphertext::DeviceFull(ct) => {
+                sum.add(&ct.c0(), C1Rows::Coefficients(&ct.c1()), scale);
+            }
+            // `read` keeps only the device forms.
+            AnyCiphertext::Seal(_) => {
+                return Err(UploadError::NotDeviceForm {
+                    preset: P::NAME,
+                    found: "another SEAL ciphertext form".into(),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_linear_sum(&self, sum: LinearSum) -> Result<Option<Ciphertext>, UploadError> {
+        if sum.terms() == 0 {
+            return Ok(None);
+        }
+        let ReducedRows { c0, mut c1, c1_ntt } = sum.reduce();
+        if let Some(mut c1_ntt) = c1_ntt {
+            let backend = zeppelin_ring::default_backend();
+            for ((table, row), coefficients) in P::ntt_tables()
+                .iter()
+                .zip(c1_ntt.chunks_exact_mut(P::N))
+                .zip(c1.chunks_exact_mut(P::N))
+            {
+                backend
+                    .inverse(&table.view(), row)
+                    .map_err(|e| device_error(e.into()))?;
+                let q = table.modulus();
+                for (c, &a) in coefficients.iter_mut().zip(row.iter()) {
+                    *c = q.add(*c, a);
+                }
+            }
+        }
+        let mut full = Box::new(DeviceCiphertext::<P>::zeroed());
+        let (c0_rows, c1_rows) = full.rows_mut(P::K).map_err(device_error)?;
+        c0_rows.copy_from_slice(&c0);
+        c1_rows.copy_from_slice(&c1);
+        Ok(Some(device::to_seal(&self.ctx, &full)?))
     }
 
     fn relin_keys(&self, bytes: &[u8]) -> Result<RelinKeys, SealError> {

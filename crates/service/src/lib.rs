@@ -36,6 +36,7 @@ mod conn;
 pub mod error;
 mod http;
 mod limits;
+pub mod linear;
 mod metrics;
 pub mod names;
 pub mod principals;

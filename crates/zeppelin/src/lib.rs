@@ -41,7 +41,7 @@ pub mod wire;
 pub use ciphertext::{Ciphertext, SeededCiphertext};
 pub use error::Error;
 pub use keys::{PublicKey, SecretKey};
-pub use ops::{decrypt_seeded, expand_seeded, Bfv, EncryptionSeeds, Workspace};
+pub use ops::{decrypt_seeded, expand_seeded, expand_seeded_ntt, Bfv, EncryptionSeeds, Workspace};
 pub use params::{DefaultParams, LevelConstants, Params, Seal4096, Seal8192, Zeppelin4096};
 pub use plaintext::Plaintext;
 pub use prng::{

@@ -493,11 +493,34 @@ impl<P: Params, A: PublicKeystream, E: SecretKeystream> Bfv<P, A, E> {
                 found: c1.len(),
             });
         }
+        Self::expand_c1_ntt_rows(seed, level, c1)?;
+        for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
+            ntt.inverse(&table.view(), &mut c1[i * P::N..(i + 1) * P::N])?;
+        }
+        Ok(())
+    }
+
+    /// The NTT form `â` of a seeded ciphertext's `c1` at `level` into `c1_ntt` (`level·n`
+    /// residues): the seed's expansion itself, before [`Self::expand_c1_rows`]'s inverse
+    /// transform. What a server that adds seeded uploads needs: `Σ c1 = INTT(Σ â)`, one
+    /// inverse transform per sum instead of one per upload.
+    pub fn expand_c1_ntt_rows(
+        seed: &PublicSeed,
+        level: usize,
+        c1_ntt: &mut [u32],
+    ) -> Result<(), Error> {
+        let ntt = zeppelin_ring::default_backend();
+        check_level::<P>(level)?;
+        if c1_ntt.len() != level * P::N {
+            return Err(Error::LengthMismatch {
+                expected: level * P::N,
+                found: c1_ntt.len(),
+            });
+        }
         let mut prng_a = PublicPrng::<A>::new(seed);
         for (i, table) in P::ntt_tables().iter().take(level).enumerate() {
-            let row = &mut c1[i * P::N..(i + 1) * P::N];
+            let row = &mut c1_ntt[i * P::N..(i + 1) * P::N];
             sample_uniform(&mut prng_a, table.modulus(), row, &ntt);
-            ntt.inverse(&table.view(), row)?;
         }
         Ok(())
     }
@@ -762,6 +785,19 @@ pub fn expand_seeded<P: Params>(
     match seeded.generator() {
         PublicGenerator::AesCtr128 => Bfv::<P, AesCtr128>::expand_ct1(seeded, out),
         PublicGenerator::ChaCha20 => Bfv::<P, ChaCha20>::expand_ct1(seeded, out),
+    }
+}
+
+/// [`Bfv::expand_c1_ntt_rows`] with the public generator the seeded ciphertext records: its
+/// `c1` in NTT form (`level·n` residues in `c1_ntt`, `level` the ciphertext's).
+pub fn expand_seeded_ntt<P: Params>(
+    seeded: &SeededCiphertext<P>,
+    c1_ntt: &mut [u32],
+) -> Result<(), Error> {
+    let (seed, level) = (seeded.seed(), seeded.level());
+    match seeded.generator() {
+        PublicGenerator::AesCtr128 => Bfv::<P, AesCtr128>::expand_c1_ntt_rows(seed, level, c1_ntt),
+        PublicGenerator::ChaCha20 => Bfv::<P, ChaCha20>::expand_c1_ntt_rows(seed, level, c1_ntt),
     }
 }
 

@@ -137,6 +137,7 @@ pub fn write_seeded<P: Params>(
     Ok(len)
 }
 
+#[inline]
 fn u64_at(b: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     w.copy_from_slice(&b[at..at + 8]);
@@ -219,29 +220,44 @@ fn check_prefix<P: Params>(b: &[u8], seeded: bool) -> Result<usize, WireError> {
 }
 
 /// The `level·n` residues at `at` (little-endian `u64`s), each checked below its prime.
+/// The `level` rows of 8-byte residues at `at`, one slice of `8·n` bytes per prime.
 fn rows_at<P: Params>(
     b: &[u8],
     at: usize,
     level: usize,
-) -> Result<impl Iterator<Item = (usize, u64)> + '_, WireError> {
+) -> Result<core::slice::ChunksExact<'_, u8>, WireError> {
     let n = P::N;
     let src = b.get(at..at + 8 * level * n).ok_or(WireError::Truncated {
         needed: at + 8 * level * n,
         found: b.len(),
     })?;
-    Ok(src
-        .chunks_exact(8)
-        .enumerate()
-        .map(move |(index, chunk)| (index, u64_at(chunk, 0))))
+    Ok(src.chunks_exact(8 * n))
+}
+
+/// The residues of one row (8 bytes each, little-endian).
+#[inline]
+fn residues(row: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    row.chunks_exact(8).map(|w| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(w);
+        u64::from_le_bytes(word)
+    })
 }
 
 /// Checks that every residue at `at` is below its prime (before anything is written, so a
 /// refused input leaves the output as it was).
 fn check_rows_at<P: Params>(b: &[u8], at: usize, level: usize) -> Result<(), WireError> {
-    for (index, v) in rows_at::<P>(b, at, level)? {
-        let q = u64::from(P::DATA_PRIMES[index / P::N]);
-        if v >= q {
-            return Err(WireError::CoefficientOutOfRange { index });
+    for (i, (row, &q)) in rows_at::<P>(b, at, level)?.zip(P::DATA_PRIMES).enumerate() {
+        let q = u64::from(q);
+        // The whole row first, branch-free so that it vectorises: the top bit of
+        // `(q − 1 − v) | v` is set exactly when `v >= q` (q < 2^63). The position is looked
+        // for only on refusal.
+        let out_of_range = residues(row).fold(0, |acc, v| acc | ((q - 1).wrapping_sub(v) | v));
+        if out_of_range >> 63 != 0 {
+            let j = residues(row).position(|v| v >= q).unwrap_or(0);
+            return Err(WireError::CoefficientOutOfRange {
+                index: i * P::N + j,
+            });
         }
     }
     Ok(())
@@ -254,8 +270,10 @@ fn read_rows<P: Params>(
     level: usize,
     dst: &mut [u32],
 ) -> Result<(), WireError> {
-    for ((_, v), d) in rows_at::<P>(b, at, level)?.zip(dst.iter_mut()) {
-        *d = v as u32;
+    for (row, d) in rows_at::<P>(b, at, level)?.zip(dst.chunks_exact_mut(P::N)) {
+        for (v, d) in residues(row).zip(d.iter_mut()) {
+            *d = v as u32;
+        }
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
+use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
@@ -184,7 +185,7 @@ impl SqliteStore {
                     None => {
                         let c = Connection::open(&inner.path)?;
                         configure(&c)?;
-                        c.execute_batch("PRAGMA query_only = ON;")?;
+                        c.execute_batch("PRAGMA query_only = ON; PRAGMA mmap_size = 1073741824;")?;
                         c
                     }
                 };
@@ -618,25 +619,34 @@ impl UploadStore for SqliteStore {
                     ))
                 },
             )?;
-            let mut out = Vec::new();
             // Ids may have gaps (deleted uploads); the count checked at start and the
             // aggregation's own count check catch rows missing otherwise.
-            for row in rows {
-                let (seq, body, digest) = row?;
-                let id = as_count(seq)?;
-                if body_digest(&body).as_slice() != digest.as_slice() {
-                    tracing::error!(stream = %name, id, "stored upload does not match its digest");
-                    return Err(StoreError::DigestMismatch {
-                        stream: name.clone(),
-                        id,
-                    });
-                }
-                out.push(StoredUpload {
+            let rows = rows
+                .map(|row| {
+                    let (seq, body, digest) = row?;
+                    Ok((as_count(seq)?, body, digest))
+                })
+                .collect::<StoreResult<Vec<_>>>()?;
+            // The digests on every core: hashing costs more than reading the rows.
+            let damaged = rows
+                .par_iter()
+                .filter(|(_, body, digest)| body_digest(body).as_slice() != digest.as_slice())
+                .map(|(id, _, _)| *id)
+                .min();
+            if let Some(id) = damaged {
+                tracing::error!(stream = %name, id, "stored upload does not match its digest");
+                return Err(StoreError::DigestMismatch {
+                    stream: name.clone(),
                     id,
-                    body: Bytes::from(body),
                 });
             }
-            Ok(out)
+            Ok(rows
+                .into_iter()
+                .map(|(id, body, _)| StoredUpload {
+                    id,
+                    body: Bytes::from(body),
+                })
+                .collect())
         })
     }
 

@@ -8,8 +8,8 @@
 //! `OUT/load.md` and `OUT/load.json`.
 //!
 //! ```text
-//! cargo run --release -p zeppelin-service --example load -- --uploads 10000 --clients 100
-//! cargo run --release -p zeppelin-service --example load -- --short   # CI: 1,000 uploads
+//! cargo run --release -p zeppelin-service --example service_load -- --uploads 10000 --clients 100
+//! cargo run --release -p zeppelin-service --example service_load -- --short   # CI: 1,000 uploads
 //! ```
 
 #[path = "../tests/common/mod.rs"]
@@ -248,7 +248,7 @@ async fn main() -> TestResult {
     });
     let mut md = format!(
         "# Aggregation service load test\n\n\
-         `cargo run --release -p zeppelin-service --example load -- --uploads {uploads} --clients {clients}`\n\n\
+         `cargo run --release -p zeppelin-service --example service_load -- --uploads {uploads} --clients {clients}`\n\n\
          Loopback, service and clients in one process on {cores} cores (they share the CPU), \
          SQLite store (WAL, synchronous=FULL, group commit) on a temp directory; preset {}, \
          seeded uploads of {wire_bytes} bytes, each with an idempotency key; 1-minute load \
