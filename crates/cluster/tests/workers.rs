@@ -17,6 +17,7 @@ use common::{slots, Device, P};
 use futures_util::StreamExt;
 use node::{Node, TestResult};
 use zeppelin::Params;
+use zeppelin_cluster::auth::ClusterKey;
 use zeppelin_cluster::combine::{JobAggregator, JobConfig};
 use zeppelin_cluster::jobs::names;
 use zeppelin_cluster::worker::{Worker, WorkerConfig, WorkerMetrics};
@@ -95,6 +96,11 @@ impl Reference {
     }
 }
 
+/// The cluster key of these tests' coordinators and workers.
+fn cluster_key() -> Arc<ClusterKey> {
+    Arc::new(ClusterKey::from_bytes([0x5a; 32]))
+}
+
 /// Starts `n` in-process workers; returns their tasks and shared counters.
 async fn workers(
     node: &Node,
@@ -105,6 +111,7 @@ async fn workers(
     for _ in 0..n {
         let worker = Worker::connect(
             node.client().await?,
+            cluster_key(),
             &WorkerConfig {
                 threads: 1,
                 ack_wait: ACK_WAIT,
@@ -155,7 +162,8 @@ async fn workers_match_local_aggregation_byte_for_byte() -> TestResult {
     publish(&js, "other", &bodies[..3]).await?;
     let reference = Reference::new(&device, "temps", &bodies).await?;
 
-    let aggregator = JobAggregator::connect(node.client().await?, 1, job_config(5)).await?;
+    let aggregator =
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(5)).await?;
     let (tasks, metrics) = workers(&node, 3).await?;
     let stream = StreamName::new("temps")?;
     let weights: Vec<i64> = (0..n as i64).map(|i| (i * 13) % 11 - 5).collect();
@@ -219,8 +227,9 @@ async fn a_shard_of_a_dead_worker_is_redelivered_and_counted_once() -> TestResul
     let (bodies, _) = readings(&device, n)?;
     publish(&js, "temps", &bodies).await?;
     let reference = Reference::new(&device, "temps", &bodies).await?;
-    let aggregator =
-        Arc::new(JobAggregator::connect(node.client().await?, 1, job_config(4)).await?);
+    let aggregator = Arc::new(
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(4)).await?,
+    );
 
     // A "worker" that takes one shard and dies without acknowledging it (its connection
     // is dropped), before any real worker runs.
@@ -302,7 +311,8 @@ async fn a_body_that_does_not_decode_is_skipped_and_counted() -> TestResult {
     mixed.insert(2, b"not a ciphertext".to_vec());
     publish(&js, "mixed", &mixed).await?;
     let reference = Reference::new(&device, "mixed", &good).await?;
-    let aggregator = JobAggregator::connect(node.client().await?, 1, job_config(3)).await?;
+    let aggregator =
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(3)).await?;
     let (tasks, metrics) = workers(&node, 2).await?;
     let stream = StreamName::new("mixed")?;
     let remote = aggregator
