@@ -44,7 +44,7 @@ pub const WORKERS_CONSUMER: &str = "zeppelin-workers";
 /// The object store bucket of partial results.
 pub const PARTIALS_BUCKET: &str = "zeppelin-partials";
 /// The first bytes of a partial result object.
-pub const PARTIAL_MAGIC: &[u8; 6] = b"ZPART1";
+pub const PARTIAL_MAGIC: &[u8; 6] = b"ZPART2";
 
 /// Longest literal key (the service's idempotency key limit).
 pub const MAX_LITERAL_KEY: usize = zeppelin_service::names::MAX_IDEMPOTENCY_KEY;

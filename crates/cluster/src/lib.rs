@@ -1,9 +1,13 @@
-//! Zeppelin on NATS JetStream: the layout of subjects, streams and buckets ([`layout`]), the
-//! upload store behind `zeppelin_service::store::UploadStore` ([`store`]), the receipt
-//! task that acknowledges MQTT uploads end to end ([`receipts`]), and distributed
-//! aggregation by a worker group ([`jobs`], [`worker`], [`combine`]).
+//! Zeppelin on NATS JetStream: the layout of subjects, streams and buckets ([`layout`]),
+//! connections with credentials and TLS ([`connect`]), the upload store behind
+//! `zeppelin_service::store::UploadStore` ([`store`]), the receipt task that acknowledges MQTT
+//! uploads end to end ([`receipts`]), and distributed aggregation by a worker group
+//! ([`jobs`], [`worker`], [`combine`]) whose messages are authenticated under a shared
+//! cluster key ([`auth`]).
 
+pub mod auth;
 pub mod combine;
+pub mod connect;
 pub mod jobs;
 pub mod layout;
 pub mod receipts;

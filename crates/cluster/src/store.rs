@@ -28,7 +28,7 @@ use std::time::Duration;
 use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy};
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::stream::{self, DiscardPolicy, StorageType};
-use async_nats::{HeaderMap, ServerAddr};
+use async_nats::HeaderMap;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use zeppelin_service::names::{IdempotencyKey, StreamName};
@@ -37,6 +37,7 @@ use zeppelin_service::store::{
     StoredUpload, StreamInfo, UploadStore,
 };
 
+use crate::connect::{ConnectError, NatsOptions};
 use crate::layout;
 
 /// How long an ephemeral read consumer lives unused before the server removes it (it is
@@ -53,37 +54,13 @@ fn hex(digest: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Parses `nats://HOST:PORT[,nats://HOST:PORT...]` (the scheme may be left out).
-pub fn parse_urls(urls: &str) -> StoreResult<Vec<ServerAddr>> {
-    let addrs = urls
-        .split(',')
-        .map(str::trim)
-        .filter(|u| !u.is_empty())
-        .map(|u| {
-            u.parse::<ServerAddr>()
-                .map_err(|e| StoreError::Nats(format!("bad NATS URL {u:?}: {e}")))
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
-    if addrs.is_empty() {
-        return Err(StoreError::Nats(format!("no NATS URL in {urls:?}")));
-    }
-    Ok(addrs)
-}
-
-/// Connects to the NATS servers `urls` (see [`parse_urls`]); the client reconnects to any of
-/// them, without limit, when a connection drops.
-pub async fn connect(urls: &str) -> StoreResult<async_nats::Client> {
-    let addrs = parse_urls(urls)?;
-    async_nats::ConnectOptions::new()
-        .name("zeppelin")
-        .connection_timeout(Duration::from_secs(5))
-        .max_reconnects(None)
-        .event_callback(|event| async move {
-            tracing::info!(%event, "NATS connection");
-        })
-        .connect(addrs)
+/// Connects to the NATS servers of `options` (credentials and TLS: [`crate::connect`]); the
+/// client reconnects to any of them, without limit, when a connection drops.
+pub async fn connect(options: &NatsOptions) -> StoreResult<async_nats::Client> {
+    crate::connect::connect(options, "zeppelin")
         .await
-        .map_err(|e| StoreError::Nats(format!("connecting to {urls}: {e}")))
+        // The message holds no credential (see `ConnectError`).
+        .map_err(|e: ConnectError| StoreError::Nats(e.to_string()))
 }
 
 fn nats(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -121,10 +98,10 @@ pub struct NatsStore {
 }
 
 impl NatsStore {
-    /// Connects to `urls` and opens (creating it if missing, with `replicas` replicas) the
+    /// Connects to the servers of `options` and opens (creating it if missing, with `replicas` replicas) the
     /// upload stream.
-    pub async fn connect(urls: &str, replicas: usize) -> StoreResult<Self> {
-        Self::open(connect(urls).await?, replicas).await
+    pub async fn connect(options: &NatsOptions, replicas: usize) -> StoreResult<Self> {
+        Self::open(connect(options).await?, replicas).await
     }
 
     /// Opens the upload stream over an existing connection (creating the stream if missing).

@@ -17,6 +17,7 @@ use zeppelin_service::aggregate::{sum_uploads, BadUpload};
 use zeppelin_service::store::StoredUpload;
 use zeppelin_service::{Codec, Preset};
 
+use crate::auth::{unix_now, ClusterKey, RefusalLog, TAG_HEADER};
 use crate::jobs::{names, JobError, NatsError, Partial, ShardJob, Topology, ValidJob};
 
 /// How a worker runs.
@@ -45,6 +46,9 @@ pub struct WorkerMetrics {
     pub shards_done: AtomicU64,
     /// Shard messages refused (not a valid job; terminated, not redelivered).
     pub shards_invalid: AtomicU64,
+    /// Shard messages refused because their tag does not verify under the cluster key (not
+    /// read further; terminated).
+    pub shards_unauthenticated: AtomicU64,
     /// Shards that failed (left for redelivery).
     pub shards_failed: AtomicU64,
     /// Ciphertexts summed.
@@ -62,6 +66,7 @@ impl WorkerMetrics {
              # TYPE zeppelin_worker_shards_total counter\n\
              zeppelin_worker_shards_total{{result=\"done\"}} {}\n\
              zeppelin_worker_shards_total{{result=\"invalid\"}} {}\n\
+             zeppelin_worker_shards_total{{result=\"unauthenticated\"}} {}\n\
              zeppelin_worker_shards_total{{result=\"failed\"}} {}\n\
              # HELP zeppelin_worker_ciphertexts_total Ciphertexts summed.\n\
              # TYPE zeppelin_worker_ciphertexts_total counter\n\
@@ -71,6 +76,7 @@ impl WorkerMetrics {
              zeppelin_worker_rejected_total {}\n",
             get(&self.shards_done),
             get(&self.shards_invalid),
+            get(&self.shards_unauthenticated),
             get(&self.shards_failed),
             get(&self.ciphertexts),
             get(&self.rejected),
@@ -108,6 +114,8 @@ pub struct Worker {
     kernels: HashMap<&'static str, Arc<Kernel>>,
     metrics: Arc<WorkerMetrics>,
     ack_wait: Duration,
+    key: Arc<ClusterKey>,
+    refusals: RefusalLog,
 }
 
 /// What summing needs for one preset.
@@ -177,8 +185,10 @@ pub async fn read_uploads(
 impl Worker {
     /// Connects to the job consumer over `client` (creating the durable consumer with
     /// `config.ack_wait` if it does not exist; the stream and bucket must exist or appear).
+    /// Only jobs tagged under `key` are done, and partials are tagged under it.
     pub async fn connect(
         client: async_nats::Client,
+        key: Arc<ClusterKey>,
         config: &WorkerConfig,
         metrics: Arc<WorkerMetrics>,
     ) -> Result<Self, WorkerError> {
@@ -212,6 +222,8 @@ impl Worker {
             kernels: HashMap::new(),
             metrics,
             ack_wait,
+            key,
+            refusals: RefusalLog::default(),
         })
     }
 
@@ -253,11 +265,32 @@ impl Worker {
 
     async fn handle(&mut self, message: jetstream::Message) {
         let subject = message.subject.to_string();
-        let job = match ShardJob::parse(&subject, &message.payload) {
+        let tag = message
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(TAG_HEADER))
+            .map(|v| v.as_str().to_owned());
+        let opened = ShardJob::open(
+            &self.key,
+            &subject,
+            tag.as_deref(),
+            message.payload.clone(),
+            unix_now(),
+        );
+        let job = match opened {
             Ok(job) => job,
             Err(e) => {
-                self.metrics.shards_invalid.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(%subject, error = %e, "job refused");
+                if matches!(e, JobError::Unauthenticated { .. }) {
+                    self.metrics
+                        .shards_unauthenticated
+                        .fetch_add(1, Ordering::Relaxed);
+                    if let Some(refused) = self.refusals.note() {
+                        tracing::warn!(error = %e, refused, "unauthenticated job refused (not done)");
+                    }
+                } else {
+                    self.metrics.shards_invalid.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "job refused");
+                }
                 if let Err(e) = message.ack_with(AckKind::Term).await {
                     tracing::warn!(error = %e, "terminating the refused job failed");
                 }
@@ -360,7 +393,7 @@ impl Worker {
             rejected: sum.rejected,
         };
         let bytes = partial
-            .to_bytes()
+            .to_object(&self.key, job)
             .map_err(|e| WorkerError::Seal(e.to_string()))?;
         let name = names::partial_object(&j.job, j.shard);
         let mut reader: &[u8] = &Bytes::from(bytes);

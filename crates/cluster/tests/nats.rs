@@ -20,6 +20,7 @@ use common::{slots, Device, P};
 use node::{Node, TestResult};
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use zeppelin::Params;
+use zeppelin_cluster::connect::NatsOptions;
 use zeppelin_cluster::{layout, receipts, NatsStore};
 use zeppelin_service::client::Client;
 use zeppelin_service::names::{IdempotencyKey, StreamName};
@@ -45,7 +46,7 @@ fn request(stream: &str, key: Option<&str>, body: &[u8]) -> TestResult<AppendReq
 async fn store(node: &Node) -> TestResult<NatsStore> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        match NatsStore::connect(&node.url, 1).await {
+        match NatsStore::connect(&NatsOptions::new(&node.url), 1).await {
             Ok(s) => return Ok(s),
             Err(e) if Instant::now() < deadline => {
                 eprintln!("waiting for JetStream: {e}");

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use node::{Node, TestResult};
+use zeppelin_cluster::connect::NatsOptions;
 use zeppelin_cluster::store::DIGEST_HEADER;
 use zeppelin_cluster::{layout, NatsStore};
 use zeppelin_service::names::StreamName;
@@ -34,7 +35,7 @@ fn request(stream: &str, body: &[u8]) -> TestResult<AppendRequest> {
 async fn store(node: &Node) -> TestResult<NatsStore> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        match NatsStore::connect(&node.url, 1).await {
+        match NatsStore::connect(&NatsOptions::new(&node.url), 1).await {
             Ok(s) => return Ok(s),
             Err(_) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(200)).await;

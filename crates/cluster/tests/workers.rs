@@ -3,6 +3,12 @@
 //! byte-identical to the service's in-process aggregation over the same uploads (SQLite), the
 //! sum must decrypt to the plaintext truth, a shard taken by a worker that dies is redelivered
 //! after the ack wait, and a body that does not decode is skipped and counted.
+//!
+//! A party on the bus without the cluster key (issue 28 item 3): partials it writes into the
+//! bucket — of another ciphertext under its own key, or in the old untagged format — are
+//! refused and counted, and the aggregate is the genuine workers' (decrypted and compared
+//! with the truth); one that keeps writing them makes the aggregation fail with a 503; job
+//! messages it publishes (untagged, tagged under another key, garbage tag) are not done.
 
 #[path = "../../service/tests/common/mod.rs"]
 mod common;
@@ -17,15 +23,18 @@ use common::{slots, Device, P};
 use futures_util::StreamExt;
 use node::{Node, TestResult};
 use zeppelin::Params;
+use zeppelin_cluster::auth::ClusterKey;
+use zeppelin_cluster::auth::TAG_HEADER;
+use zeppelin_cluster::combine::MAX_REFUSALS_PER_SHARD;
 use zeppelin_cluster::combine::{JobAggregator, JobConfig};
-use zeppelin_cluster::jobs::names;
+use zeppelin_cluster::jobs::{names, JobOp, Partial, ShardJob};
 use zeppelin_cluster::worker::{Worker, WorkerConfig, WorkerMetrics};
 use zeppelin_seal::ComprMode;
 use zeppelin_server::Evaluator;
-use zeppelin_service::aggregate::Aggregation;
+use zeppelin_service::aggregate::{sum_uploads, Aggregation, BadUpload};
 use zeppelin_service::names::{IdempotencyKey, StreamName};
-use zeppelin_service::store::{AppendRequest, SqliteStore, UploadStore};
-use zeppelin_service::{AggregateOp, Aggregator, LocalAggregator, Preset};
+use zeppelin_service::store::{AppendRequest, SqliteStore, StoredUpload, UploadStore};
+use zeppelin_service::{AggregateOp, Aggregator, LocalAggregator, Metrics, Preset, ServiceError};
 
 const ACK_WAIT: Duration = Duration::from_secs(2);
 
@@ -95,6 +104,11 @@ impl Reference {
     }
 }
 
+/// The cluster key of these tests' coordinators and workers.
+fn cluster_key() -> Arc<ClusterKey> {
+    Arc::new(ClusterKey::from_bytes([0x5a; 32]))
+}
+
 /// Starts `n` in-process workers; returns their tasks and shared counters.
 async fn workers(
     node: &Node,
@@ -105,6 +119,7 @@ async fn workers(
     for _ in 0..n {
         let worker = Worker::connect(
             node.client().await?,
+            cluster_key(),
             &WorkerConfig {
                 threads: 1,
                 ack_wait: ACK_WAIT,
@@ -155,7 +170,8 @@ async fn workers_match_local_aggregation_byte_for_byte() -> TestResult {
     publish(&js, "other", &bodies[..3]).await?;
     let reference = Reference::new(&device, "temps", &bodies).await?;
 
-    let aggregator = JobAggregator::connect(node.client().await?, 1, job_config(5)).await?;
+    let aggregator =
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(5)).await?;
     let (tasks, metrics) = workers(&node, 3).await?;
     let stream = StreamName::new("temps")?;
     let weights: Vec<i64> = (0..n as i64).map(|i| (i * 13) % 11 - 5).collect();
@@ -219,8 +235,9 @@ async fn a_shard_of_a_dead_worker_is_redelivered_and_counted_once() -> TestResul
     let (bodies, _) = readings(&device, n)?;
     publish(&js, "temps", &bodies).await?;
     let reference = Reference::new(&device, "temps", &bodies).await?;
-    let aggregator =
-        Arc::new(JobAggregator::connect(node.client().await?, 1, job_config(4)).await?);
+    let aggregator = Arc::new(
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(4)).await?,
+    );
 
     // A "worker" that takes one shard and dies without acknowledging it (its connection
     // is dropped), before any real worker runs.
@@ -302,7 +319,8 @@ async fn a_body_that_does_not_decode_is_skipped_and_counted() -> TestResult {
     mixed.insert(2, b"not a ciphertext".to_vec());
     publish(&js, "mixed", &mixed).await?;
     let reference = Reference::new(&device, "mixed", &good).await?;
-    let aggregator = JobAggregator::connect(node.client().await?, 1, job_config(3)).await?;
+    let aggregator =
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(3)).await?;
     let (tasks, metrics) = workers(&node, 2).await?;
     let stream = StreamName::new("mixed")?;
     let remote = aggregator
@@ -320,6 +338,315 @@ async fn a_body_that_does_not_decode_is_skipped_and_counted() -> TestResult {
     assert_eq!(
         remote.ciphertext.save(ComprMode::None)?,
         local.ciphertext.save(ComprMode::None)?
+    );
+    for t in tasks {
+        t.abort();
+    }
+    Ok(())
+}
+
+/// The shard job subjects of the job in the queue, once there are `shards` of them: what any
+/// bus participant allowed to read `ZEPPELIN_JOBS` sees.
+async fn queued_jobs(js: &jetstream::Context, shards: usize) -> TestResult<Vec<(String, Bytes)>> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let stream = js.get_stream(names::JOBS_STREAM).await?;
+        let mut info = stream.info_with_subjects("zeppelin.job.>").await?;
+        let mut subjects = Vec::new();
+        while let Some(entry) = info.next().await {
+            subjects.push(entry?.0);
+        }
+        if subjects.len() >= shards {
+            subjects.sort();
+            let mut out = Vec::new();
+            for subject in subjects {
+                let m = stream.get_last_raw_message_by_subject(&subject).await?;
+                out.push((subject, m.payload));
+            }
+            return Ok(out);
+        }
+        if Instant::now() > deadline {
+            return Err(format!("only {} shard jobs queued", subjects.len()).into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Puts `bytes` as object `name` into the partials bucket, as a bus party can.
+async fn put_object(js: &jetstream::Context, name: &str, bytes: Vec<u8>) -> TestResult {
+    let bucket = js.get_object_store(names::PARTIALS_BUCKET).await?;
+    let mut reader: &[u8] = &bytes;
+    bucket.put(name, &mut reader).await?;
+    Ok(())
+}
+
+/// Waits until `f()` holds (20 s at most).
+async fn until(what: &str, f: impl Fn() -> bool) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        if Instant::now() > deadline {
+            return Err(format!("timed out waiting for {what}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forged_partials_are_refused_and_the_genuine_sum_is_combined() -> TestResult {
+    let node = Node::start_with_jetstream().await?;
+    let js = jetstream::new(node.client().await?);
+    uploads_stream(&js).await?;
+    let device = Device::new(6)?;
+    let n = 9;
+    let (bodies, plain) = readings(&device, n)?;
+    publish(&js, "temps", &bodies).await?;
+    let reference = Reference::new(&device, "temps", &bodies).await?;
+    let metrics = Arc::new(Metrics::default());
+    let aggregator = Arc::new(
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(3))
+            .await?
+            .with_metrics(metrics.clone()),
+    );
+    let stream = StreamName::new("temps")?;
+    let job = {
+        let (aggregator, with, stream) =
+            (aggregator.clone(), reference.with.clone(), stream.clone());
+        tokio::spawn(async move { aggregator.aggregate(with, stream, AggregateOp::Sum).await })
+    };
+
+    // The forger reads the queued jobs and, before any worker ran, writes partials for
+    // shards 0 and 1: the sum of another ciphertext under its own key, and an untagged
+    // object in the old ZPART1 layout.
+    let forger = jetstream::new(node.client().await?);
+    let jobs = queued_jobs(&forger, 3).await?;
+    let codec = Preset::Seal4096.codec()?;
+    let evaluator = Evaluator::new(codec.seal().clone())?;
+    let other = device.encrypt_seeded(&slots(|s| (s % 7) as u32))?;
+    let uploads: Vec<StoredUpload> = (0..3)
+        .map(|i| StoredUpload {
+            id: i,
+            body: Bytes::from(other.clone()),
+        })
+        .collect();
+    let fake = sum_uploads(
+        &*codec,
+        &evaluator,
+        &stream,
+        &AggregateOp::Sum,
+        0,
+        &uploads,
+        BadUpload::Skip,
+    )?;
+    let forged = Partial {
+        ciphertext: fake.ciphertext.clone(),
+        count: 3,
+        rejected: 0,
+    };
+    let (subject0, body0) = &jobs[0];
+    let job0 = ShardJob::parse(subject0, body0.clone())?;
+    let forger_key = ClusterKey::from_bytes([0x77; 32]);
+    put_object(
+        &forger,
+        &names::partial_object(&job0.job.job, 0),
+        forged.to_object(&forger_key, &job0)?,
+    )
+    .await?;
+    let mut untagged = b"ZPART1".to_vec();
+    untagged.extend_from_slice(&3u64.to_le_bytes());
+    untagged.extend_from_slice(&0u64.to_le_bytes());
+    untagged.extend_from_slice(
+        &fake
+            .ciphertext
+            .as_ref()
+            .ok_or("no fake sum")?
+            .save(ComprMode::None)?,
+    );
+    put_object(&forger, &names::partial_object(&job0.job.job, 1), untagged).await?;
+    until("both forgeries refused", || {
+        aggregator.partials_refused_total() >= 2
+    })
+    .await?;
+
+    // Now the genuine workers: the shards asked for again are summed and combined.
+    let (tasks, _) = workers(&node, 2).await?;
+    let remote = job.await??;
+    let local = LocalAggregator
+        .aggregate(reference.with.clone(), stream, AggregateOp::Sum)
+        .await?;
+    assert_eq!(remote.count, n as u64);
+    assert_eq!(
+        remote.ciphertext.save(ComprMode::None)?,
+        local.ciphertext.save(ComprMode::None)?
+    );
+    let sum = device.decrypt(&remote.ciphertext.save(ComprMode::None)?)?;
+    for (slot, got) in sum.iter().enumerate() {
+        let truth: u64 = plain.iter().map(|p| u64::from(p[slot])).sum();
+        assert_eq!(u64::from(*got), truth % u64::from(P::T), "slot {slot}");
+    }
+    assert_eq!(aggregator.partials_refused_total(), 2);
+    assert_eq!(metrics.partials_refused(), 2);
+    assert!(metrics
+        .render()
+        .lines()
+        .any(|l| l == "zeppelin_partials_refused_total 2"));
+    for t in tasks {
+        t.abort();
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_persistent_forger_makes_the_aggregation_fail_with_503() -> TestResult {
+    let node = Node::start_with_jetstream().await?;
+    let js = jetstream::new(node.client().await?);
+    uploads_stream(&js).await?;
+    let device = Device::new(7)?;
+    let (bodies, _) = readings(&device, 4)?;
+    publish(&js, "temps", &bodies).await?;
+    let reference = Reference::new(&device, "temps", &bodies).await?;
+    let aggregator = Arc::new(
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(4)).await?,
+    );
+    let job = {
+        let (aggregator, with) = (aggregator.clone(), reference.with.clone());
+        tokio::spawn(async move {
+            aggregator
+                .aggregate(with, StreamName::new("temps")?, AggregateOp::Sum)
+                .await
+                .map_err(|e| -> Box<dyn std::error::Error + Send + Sync> { Box::new(e) })
+        })
+    };
+    let forger = jetstream::new(node.client().await?);
+    let jobs = queued_jobs(&forger, 1).await?;
+    let job0 = ShardJob::parse(&jobs[0].0, jobs[0].1.clone())?;
+    let name = names::partial_object(&job0.job.job, 0);
+    let forged = Partial {
+        ciphertext: None,
+        count: 4,
+        rejected: 0,
+    }
+    .to_object(&ClusterKey::from_bytes([0x66; 32]), &job0)?;
+    // No worker runs; the forger writes its partial again whenever it is gone.
+    let writer = tokio::spawn(async move {
+        loop {
+            let _ = put_object(&forger, &name, forged.clone()).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+    let result = tokio::time::timeout(Duration::from_secs(30), job).await??;
+    writer.abort();
+    match result {
+        Err(e) => {
+            let e = e.downcast::<ServiceError>().map_err(|e| e.to_string())?;
+            match *e {
+                ServiceError::Unavailable(ref why) => {
+                    assert!(why.contains("partials refused"), "{why}")
+                }
+                ref other => return Err(format!("expected a 503, got {other:?}").into()),
+            }
+        }
+        Ok(_) => return Err("a job with only forged partials succeeded".into()),
+    }
+    assert_eq!(
+        aggregator.partials_refused_total(),
+        u64::from(MAX_REFUSALS_PER_SHARD)
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forged_jobs_are_not_done() -> TestResult {
+    let node = Node::start_with_jetstream().await?;
+    let js = jetstream::new(node.client().await?);
+    uploads_stream(&js).await?;
+    let device = Device::new(8)?;
+    let (bodies, _) = readings(&device, 4)?;
+    publish(&js, "temps", &bodies).await?;
+    let reference = Reference::new(&device, "temps", &bodies).await?;
+    // Creates the job stream and the bucket.
+    let aggregator =
+        JobAggregator::connect(node.client().await?, cluster_key(), 1, job_config(2)).await?;
+    let (tasks, metrics) = workers(&node, 1).await?;
+
+    // Jobs a bus party publishes: a well-formed shard of the real uploads, without a tag,
+    // with a tag under its own key, and with a garbage tag.
+    let forged = |id: &str| ShardJob {
+        job: id.into(),
+        shard: 0,
+        preset: "seal4096".into(),
+        stream: "temps".into(),
+        filter: names::stream_filter("temps"),
+        first_seq: 1,
+        last_seq: 4,
+        count: 4,
+        first_position: 0,
+        op: JobOp::Sum,
+        weights: None,
+        expires: u64::MAX,
+    };
+    let forger = jetstream::new(node.client().await?);
+    let untagged = forged("forged1").sign(&cluster_key())?;
+    forger
+        .publish(untagged.subject.clone(), untagged.body.clone())
+        .await?
+        .await?;
+    let own_key = forged("forged2").sign(&ClusterKey::from_bytes([0x11; 32]))?;
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(TAG_HEADER, own_key.tag.as_str());
+    forger
+        .publish_with_headers(own_key.subject.clone(), headers, own_key.body.clone())
+        .await?
+        .await?;
+    let garbage = forged("forged3").sign(&cluster_key())?;
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert(TAG_HEADER, "not-hex");
+    forger
+        .publish_with_headers(garbage.subject.clone(), headers, garbage.body.clone())
+        .await?
+        .await?;
+    until("three forged jobs refused", || {
+        metrics
+            .shards_unauthenticated
+            .load(std::sync::atomic::Ordering::Relaxed)
+            == 3
+    })
+    .await?;
+    assert_eq!(
+        metrics
+            .shards_done
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0
+    );
+    let bucket = js.get_object_store(names::PARTIALS_BUCKET).await?;
+    for id in ["forged1", "forged2", "forged3"] {
+        let name = names::partial_object(id, 0);
+        assert!(
+            bucket.info(name.as_str()).await.is_err(),
+            "a worker wrote {name}"
+        );
+    }
+    assert!(metrics
+        .render()
+        .contains("zeppelin_worker_shards_total{result=\"unauthenticated\"} 3\n"));
+
+    // The worker still does genuine jobs.
+    let stream = StreamName::new("temps")?;
+    let remote = aggregator
+        .aggregate(reference.with.clone(), stream.clone(), AggregateOp::Sum)
+        .await?;
+    let local = LocalAggregator
+        .aggregate(reference.with.clone(), stream, AggregateOp::Sum)
+        .await?;
+    assert_eq!(
+        remote.ciphertext.save(ComprMode::None)?,
+        local.ciphertext.save(ComprMode::None)?
+    );
+    assert_eq!(
+        metrics
+            .shards_done
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
     );
     for t in tasks {
         t.abort();

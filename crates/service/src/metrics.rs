@@ -31,6 +31,7 @@ pub struct Metrics {
     errors: [AtomicU64; 6],
     receipts_stored: AtomicU64,
     receipts_invalid: AtomicU64,
+    partials_refused: AtomicU64,
 }
 
 fn add(counter: &AtomicU64, n: u64) {
@@ -98,6 +99,17 @@ impl Metrics {
             },
             1,
         );
+    }
+
+    /// The cluster coordinator refused a partial result read from the bus (no valid tag
+    /// under the cluster key): never combined.
+    pub fn partial_refused(&self) {
+        add(&self.partials_refused, 1);
+    }
+
+    /// Partial results refused so far.
+    pub fn partials_refused(&self) -> u64 {
+        get(&self.partials_refused)
     }
 
     /// Uploads stored so far (not counting duplicates).
@@ -169,6 +181,11 @@ impl Metrics {
                 (r#"{result="invalid"}"#.into(), get(&self.receipts_invalid)),
             ],
         );
+        family(
+            "zeppelin_partials_refused_total",
+            "Partial results from the worker group refused: no valid tag under the cluster key.",
+            &[(String::new(), get(&self.partials_refused))],
+        );
         out
     }
 }
@@ -189,6 +206,7 @@ mod tests {
         m.response(StatusCode::OK);
         m.response(StatusCode::INTERNAL_SERVER_ERROR);
         m.receipt(false);
+        m.partial_refused();
         let text = m.render();
         for line in [
             "# TYPE zeppelin_uploads_total counter",
@@ -205,6 +223,7 @@ mod tests {
             r#"zeppelin_errors_total{kind="bad_request"} 0"#,
             r#"zeppelin_receipts_total{result="invalid"} 1"#,
             r#"zeppelin_receipts_total{result="stored"} 0"#,
+            "zeppelin_partials_refused_total 1",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

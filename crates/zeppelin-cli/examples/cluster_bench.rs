@@ -160,6 +160,11 @@ async fn main() -> BenchResult {
         return Err("zeppelin devices add failed".into());
     }
     let device_token = String::from_utf8(added.stdout)?.trim().to_owned();
+    // The key the service and the workers authenticate jobs and partials with.
+    let cluster_key = dir.path().join("cluster.key");
+    run(Command::new(&bin)
+        .args(["cluster-key", "new"])
+        .arg(&cluster_key))?;
     let cluster = Cluster::start().await?;
     let nats = cluster.nats_arg();
     let (_serve, line) = spawn_ready(
@@ -167,6 +172,8 @@ async fn main() -> BenchResult {
             .args(["serve", "--listen", "127.0.0.1:0", "--store", &nats])
             .args(["--aggregate", "workers", "--shard-size"])
             .arg(args.shard_size.to_string())
+            .arg("--cluster-key")
+            .arg(&cluster_key)
             .args(["--max-in-flight", "1024", "--keys"])
             .arg(&public)
             .arg("--auth-dir")
@@ -256,7 +263,9 @@ async fn main() -> BenchResult {
         let mut procs = Vec::new();
         for w in 0..workers {
             procs.push(spawn_ready(
-                Command::new(&bin).args(["worker", "--nats", &nats]),
+                Command::new(&bin)
+                    .args(["worker", "--nats", &nats, "--cluster-key"])
+                    .arg(&cluster_key),
                 &dir.path().join(format!("worker{workers}-{w}.log")),
                 "worker ready",
             )?);

@@ -357,6 +357,16 @@ pub enum CliError {
     /// `--aggregate workers` without a NATS store to reach the workers through.
     #[error("--aggregate workers needs --store nats://...; use --aggregate local with --data")]
     WorkersNeedNats,
+    /// `--aggregate workers` without the cluster key the workers share.
+    #[error(
+        "aggregation by the worker group needs --cluster-key FILE (env ZEPPELIN_CLUSTER_KEY), \
+         the key the workers were given (create one with `zeppelin cluster-key new FILE`); \
+         or pass --aggregate local"
+    )]
+    NoClusterKey,
+    /// The cluster key file could not be read or written.
+    #[error("cluster key: {0}")]
+    ClusterKey(#[from] zeppelin_cluster::auth::SecretFileError),
 }
 
 impl From<crate::demo_error::DemoError> for CliError {

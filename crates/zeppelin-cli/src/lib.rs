@@ -32,6 +32,7 @@ pub mod input;
 pub mod keydir;
 pub mod keygen;
 pub mod keys;
+pub mod nats;
 pub mod output;
 pub mod preset;
 pub mod private_dir;
@@ -89,6 +90,8 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Run an aggregation worker of the NATS JetStream cluster (sums shards of jobs).
     Worker(worker::WorkerArgs),
+    /// The key the service and the workers of a NATS cluster share: `cluster-key new FILE`.
+    ClusterKey(nats::ClusterKeyArgs),
     /// The SQLite store's operator tools: an online backup, a full check.
     Store(store::StoreArgs),
 }
@@ -130,6 +133,7 @@ pub fn run() -> ExitCode {
         Command::Bench(a) => bench::run(&a),
         Command::Serve(a) => serve::run(&a),
         Command::Worker(a) => worker::run(&a),
+        Command::ClusterKey(a) => nats::run(&a),
         Command::Devices(a) => devices::run(&a),
         Command::Store(a) => store::run(&a),
     };

@@ -1,4 +1,4 @@
-//! `zeppelin serve (--data DIR | --store nats://H:P[,H:P...] [--replicas N]) --keys D
+//! `zeppelin serve (--data DIR | --store nats://H:P[,H:P...] [--replicas N] [--cluster-key FILE] [NATS credentials and TLS: crate::nats]) --keys D
 //! [--listen ADDR:PORT] [--tls-cert PEM --tls-key PEM [--client-ca PEM]] [--log-json]`: the aggregation service (docs/server.md) on the SQLite
 //! store in `DIR` (the default) or on NATS JetStream (then with the receipt task of MQTT
 //! uploads), with the public parts of key directory `D`: `params.seal` (checked against
@@ -35,9 +35,19 @@ pub struct ServeArgs {
         conflicts_with = "store"
     )]
     pub data: Option<PathBuf>,
-    /// NATS JetStream store: comma-separated `nats://HOST:PORT` URLs of the cluster.
-    #[arg(long, env = "ZEPPELIN_STORE", value_name = "URLS")]
+    /// NATS JetStream store: comma-separated `nats://HOST:PORT` (or `tls://`) URLs of the
+    /// cluster; credentials as `nats://USER:PASS@HOST` or `nats://TOKEN@HOST` (prefer the
+    /// environment variable to the command line, which other users can see).
+    #[arg(
+        long,
+        env = "ZEPPELIN_STORE",
+        value_name = "URLS",
+        hide_env_values = true
+    )]
     pub store: Option<String>,
+    /// NATS credentials and TLS (with --store).
+    #[command(flatten)]
+    pub nats_args: crate::nats::NatsArgs,
     /// Replicas of the JetStream streams when this instance creates them (3 on a
     /// three-node cluster, 1 on a single node).
     #[arg(
@@ -122,7 +132,10 @@ enum StoreChoice<'a> {
     /// The embedded SQLite store in a data directory.
     Sqlite(&'a Path),
     /// NATS JetStream at these URLs, creating streams with this many replicas.
-    Nats { urls: &'a str, replicas: usize },
+    Nats {
+        options: zeppelin_cluster::connect::NatsOptions,
+        replicas: usize,
+    },
 }
 
 impl ServeArgs {
@@ -130,7 +143,7 @@ impl ServeArgs {
         match (&self.data, &self.store) {
             (Some(dir), None) => Ok(StoreChoice::Sqlite(dir)),
             (None, Some(urls)) => Ok(StoreChoice::Nats {
-                urls,
+                options: self.nats_args.options(urls),
                 replicas: self.replicas,
             }),
             // clap refuses both and neither; this keeps the rule in one place anyway.
@@ -155,8 +168,8 @@ async fn open_store(choice: StoreChoice<'_>) -> CliResult<OpenedStore> {
             }),
             nats: None,
         },
-        StoreChoice::Nats { urls, replicas } => {
-            let store = NatsStore::connect(urls, replicas).await?;
+        StoreChoice::Nats { options, replicas } => {
+            let store = NatsStore::connect(&options, replicas).await?;
             let nats = Some(store.client().clone());
             OpenedStore {
                 store: Arc::new(store),

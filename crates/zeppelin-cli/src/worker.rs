@@ -1,13 +1,16 @@
-//! `zeppelin worker --nats URL[,URL...] [--threads N] [--ack-wait SECS] [--metrics-listen
-//! ADDR] [--log-json]`: one worker of the aggregation group (docs/server.md). It pulls shard
-//! jobs from the JetStream consumer `zeppelin-workers` one at a time, sums each shard on N
-//! threads and stores the partial in the object store. Prints `worker ready` on stdout once
+//! `zeppelin worker --nats URL[,URL...] --cluster-key FILE [--nats-creds FILE | --nats-nkey
+//! FILE] [--nats-ca PEM] [--nats-cert PEM --nats-key PEM] [--threads N] [--ack-wait SECS]
+//! [--metrics-listen ADDR] [--log-json]`: one worker of the aggregation group
+//! (docs/server.md). It pulls shard jobs from the JetStream consumer `zeppelin-workers` one at
+//! a time, does only those tagged under the cluster key, sums each shard on N threads and
+//! stores the tagged partial in the object store. Prints `worker ready` on stdout once
 //! subscribed; on SIGTERM or SIGINT it finishes the shard in hand and exits 0.
 //!
 //! Also the `serve` side of distributed aggregation: [`AggregateArgs`] (`--aggregate
-//! workers|local`, `--shard-size K`) and [`aggregator`], which builds the service's
-//! aggregator from them.
+//! workers|local`, `--shard-size K`, `--cluster-key FILE`) and [`aggregator`], which builds
+//! the service's aggregator from them.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,13 +20,28 @@ use zeppelin_cluster::worker::{Worker, WorkerConfig, WorkerMetrics};
 use zeppelin_service::{Aggregator, LocalAggregator, ServiceConfig};
 
 use crate::error::{CliError, CliResult};
+use crate::nats::{load_cluster_key, NatsArgs};
 
 /// Arguments of `zeppelin worker`.
 #[derive(Args)]
 pub struct WorkerArgs {
-    /// NATS URLs of the cluster, comma-separated (`nats://HOST:PORT,...`).
-    #[arg(long, env = "ZEPPELIN_NATS", value_name = "URLS")]
+    /// NATS URLs of the cluster, comma-separated (`nats://HOST:PORT,...`, `tls://...`;
+    /// credentials as `nats://USER:PASS@HOST` or `nats://TOKEN@HOST`: prefer the environment
+    /// variable to the command line, which other users can see).
+    #[arg(
+        long,
+        env = "ZEPPELIN_NATS",
+        value_name = "URLS",
+        hide_env_values = true
+    )]
     pub nats: String,
+    /// The cluster key shared with the service (`zeppelin cluster-key new FILE`; mode 0600):
+    /// only jobs tagged under it are done, and partials are tagged under it.
+    #[arg(long, env = "ZEPPELIN_CLUSTER_KEY", value_name = "FILE")]
+    pub cluster_key: PathBuf,
+    /// NATS credentials and TLS.
+    #[command(flatten)]
+    pub nats_args: NatsArgs,
     /// Threads summing a shard (0: one per core).
     #[arg(long, env = "ZEPPELIN_THREADS", default_value_t = 0)]
     pub threads: usize,
@@ -57,6 +75,10 @@ pub struct AggregateArgs {
     /// Uploads per shard job (`--aggregate workers`).
     #[arg(long, env = "ZEPPELIN_SHARD_SIZE", default_value_t = 1_000)]
     pub shard_size: u64,
+    /// The cluster key shared with the workers (`zeppelin cluster-key new FILE`; mode 0600);
+    /// required with `--aggregate workers`.
+    #[arg(long, env = "ZEPPELIN_CLUSTER_KEY", value_name = "FILE")]
+    pub cluster_key: Option<PathBuf>,
 }
 
 /// The service's aggregator: the worker group over `nats` (creating the job stream and the
@@ -76,6 +98,7 @@ pub async fn aggregator(
         (AggregateMode::Local, _) => Ok(Arc::new(LocalAggregator)),
         (AggregateMode::Workers, None) => Err(CliError::WorkersNeedNats),
         (AggregateMode::Workers, Some(client)) => {
+            let key = load_cluster_key(args.cluster_key.as_ref().ok_or(CliError::NoClusterKey)?)?;
             // Within the request's own limit, so the 503 names the missing shard.
             let timeout = config
                 .aggregate_timeout
@@ -83,6 +106,7 @@ pub async fn aggregator(
                 .max(Duration::from_secs(1));
             let jobs = JobAggregator::connect(
                 client.clone(),
+                key,
                 replicas,
                 JobConfig {
                     shard_size: args.shard_size.max(1),
@@ -90,7 +114,8 @@ pub async fn aggregator(
                     ..JobConfig::default()
                 },
             )
-            .await?;
+            .await?
+            .with_metrics(config.metrics.clone());
             tracing::info!(
                 shard_size = args.shard_size,
                 "aggregation by the worker group"
@@ -111,7 +136,9 @@ pub fn run(a: &WorkerArgs) -> CliResult<()> {
 }
 
 async fn work(a: &WorkerArgs) -> CliResult<()> {
-    let client = zeppelin_cluster::store::connect(&a.nats).await?;
+    // The key first: a worker without it must not even connect.
+    let key = load_cluster_key(&a.cluster_key)?;
+    let client = zeppelin_cluster::store::connect(&a.nats_args.options(&a.nats)).await?;
     let metrics = Arc::new(WorkerMetrics::default());
     let metrics_server = match &a.metrics_listen {
         Some(addr) => Some(serve_metrics(addr, metrics.clone()).await?),
@@ -121,7 +148,7 @@ async fn work(a: &WorkerArgs) -> CliResult<()> {
         threads: a.threads,
         ack_wait: Duration::from_secs(a.ack_wait.max(1)),
     };
-    let worker = Worker::connect(client, &config, metrics).await?;
+    let worker = Worker::connect(client, key, &config, metrics).await?;
     tracing::info!(
         ack_wait_s = worker.ack_wait().as_secs(),
         threads = a.threads,

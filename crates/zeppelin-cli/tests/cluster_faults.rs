@@ -256,7 +256,10 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
     let keys = dir.path().join("keys");
     run(zeppelin().arg("keygen").arg("--dir").arg(&keys))?;
     run(zeppelin().args(["keys", "--relin", "--dir"]).arg(&keys))?;
-    // The service gets the public part only; the workers get no key at all.
+    // The service gets the public part only; the workers get no key at all. Both get the
+    // cluster key, which authenticates the jobs and the partials on the bus.
+    let cluster_key = dir.path().join("cluster.key");
+    run(zeppelin().args(["cluster-key", "new"]).arg(&cluster_key))?;
     let public = dir.path().join("public");
     std::fs::create_dir(&public)?;
     for f in ["preset", "params.seal", "relin.seal"] {
@@ -278,6 +281,8 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
             .args(["serve", "--listen", "127.0.0.1:0", "--store", &nats])
             .args(["--aggregate", "workers", "--shard-size"])
             .arg(SHARD_SIZE.to_string())
+            .arg("--cluster-key")
+            .arg(&cluster_key)
             .args(["--max-in-flight", "1024", "--keys"])
             .arg(&public)
             .arg("--auth-dir")
@@ -294,7 +299,9 @@ fn node_and_worker_kills_lose_no_acknowledged_upload_and_the_aggregate_is_exact(
         let (worker, _) = spawn_ready(
             zeppelin()
                 .args(["worker", "--nats", &nats, "--threads", "1", "--ack-wait"])
-                .arg(ACK_WAIT_SECS.to_string()),
+                .arg(ACK_WAIT_SECS.to_string())
+                .arg("--cluster-key")
+                .arg(&cluster_key),
             &dir.path().join(format!("worker{w}.log")),
             "worker ready",
         )?;

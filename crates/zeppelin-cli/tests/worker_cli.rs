@@ -17,6 +17,7 @@ use async_nats::jetstream::{self, stream};
 use bytes::Bytes;
 use common::{slots, Device};
 use node::{Node, TestResult};
+use zeppelin_cluster::auth::ClusterKey;
 use zeppelin_cluster::combine::{JobAggregator, JobConfig};
 use zeppelin_cluster::jobs::names;
 use zeppelin_seal::ComprMode;
@@ -55,8 +56,12 @@ async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestRes
     })
     .await?;
     // The service side creates the job stream and the bucket; the worker waits for them.
+    let dir = tempfile::tempdir()?;
+    let key_file = dir.path().join("cluster.key");
+    let key = Arc::new(ClusterKey::create_file(&key_file)?);
     let aggregator = JobAggregator::connect(
         node.client().await?,
+        key,
         1,
         JobConfig {
             shard_size: 4,
@@ -67,7 +72,6 @@ async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestRes
     .await?;
 
     let device = Device::new(9)?;
-    let dir = tempfile::tempdir()?;
     let sqlite = Arc::new(SqliteStore::open(dir.path())?);
     let n = 10;
     for i in 0..n {
@@ -99,7 +103,9 @@ async fn the_worker_binary_sums_shards_exactly_and_stops_on_sigterm() -> TestRes
             "2",
             "--ack-wait",
             "5",
+            "--cluster-key",
         ])
+        .arg(&key_file)
         .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
         .env("ZEPPELIN_LOG", "warn")
         .stdout(Stdio::piped())
@@ -174,8 +180,12 @@ async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
     assert!(keygen.success());
     let auth = dir.path().join("auth");
     let creds = credentials::issue(&auth, "flow-meter", &["flow"])?;
+    let key_file = dir.path().join("cluster.key");
+    ClusterKey::create_file(&key_file)?;
     let mut serve = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
         .args(["serve", "--listen", "127.0.0.1:0", "--replicas", "1"])
+        .arg("--cluster-key")
+        .arg(&key_file)
         .args(["--shard-size", "3", "--store", &node.url, "--keys"])
         .arg(&keys)
         .arg("--auth-dir")
@@ -197,6 +207,7 @@ async fn serve_on_nats_aggregates_on_worker_processes() -> TestResult {
     for _ in 0..2 {
         let mut child = Command::new(env!("CARGO_BIN_EXE_zeppelin"))
             .args(["worker", "--nats", &node.url, "--threads", "1"])
+            .env("ZEPPELIN_CLUSTER_KEY", &key_file)
             .env("ZEPPELIN_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

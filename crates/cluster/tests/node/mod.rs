@@ -1,6 +1,7 @@
 //! A single `nats-server -js` node for tests (the one harness of the cluster crate's and the
 //! CLI's single-node tests): its own config and store directory in a temp dir, client and
-//! MQTT listeners on free 127.0.0.1 ports, killed (and waited for) on drop.
+//! MQTT listeners on free 127.0.0.1 ports, killed (and waited for) on drop. [`Node::start_with`]
+//! adds configuration (authorization, TLS) to it.
 
 #![allow(dead_code)]
 
@@ -16,6 +17,8 @@ pub struct Node {
     _dir: tempfile::TempDir,
     /// `nats://127.0.0.1:PORT`.
     pub url: String,
+    /// The client port.
+    pub port: u16,
     /// The MQTT listener's port.
     pub mqtt_port: u16,
 }
@@ -27,6 +30,12 @@ fn free_port() -> TestResult<u16> {
 impl Node {
     /// Starts a node with JetStream and an MQTT listener and waits until it takes clients.
     pub fn start() -> TestResult<Self> {
+        Self::start_with("")
+    }
+
+    /// [`Node::start`] with `extra` appended to the configuration (e.g. an `authorization`
+    /// or `tls` block; an `mqtt` block needs no-auth or MQTT users, see docs/server.md).
+    pub fn start_with(extra: &str) -> TestResult<Self> {
         let dir = tempfile::tempdir()?;
         let (port, mqtt_port) = (free_port()?, free_port()?);
         let store = dir.path().join("js");
@@ -35,7 +44,7 @@ impl Node {
             &config,
             format!(
                 "server_name: zeppelin_test\nlisten: 127.0.0.1:{port}\n\
-                 jetstream {{ store_dir: {store:?} }}\nmqtt {{ listen: 127.0.0.1:{mqtt_port} }}\n"
+                 jetstream {{ store_dir: {store:?} }}\nmqtt {{ listen: 127.0.0.1:{mqtt_port} }}\n{extra}\n"
             ),
         )?;
         let child = Command::new("nats-server")
@@ -49,6 +58,7 @@ impl Node {
             child,
             _dir: dir,
             url: format!("nats://127.0.0.1:{port}"),
+            port,
             mqtt_port,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -95,6 +105,11 @@ impl Node {
     /// A client of the node.
     pub async fn client(&self) -> TestResult<async_nats::Client> {
         Ok(async_nats::connect(&self.url).await?)
+    }
+
+    /// The node's temporary directory (its config, store and log).
+    pub fn dir(&self) -> &std::path::Path {
+        self._dir.path()
     }
 
     /// The server's log so far.
