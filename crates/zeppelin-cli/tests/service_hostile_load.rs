@@ -11,6 +11,8 @@
 //! - a "transparent" full-form upload (c1 = 0) is refused, the genuine one stored;
 //! - errors are JSON and bounded (405, bad percent-encoding, 404, garbage uploads, 411, a
 //!   repeated Idempotency-Key, a `dot` body longer than the stream's weights);
+//! - 64 clients posting the same aggregation at once, round after round: at most one runs
+//!   and 16 wait, the rest get 503 + Retry-After at once, health answers throughout;
 //! - a per-caller rate limit answers 429 + Retry-After, health is not limited; anonymous
 //!   callers are limited by their address, and an anonymous body is refused (401) unread.
 //!
@@ -567,6 +569,64 @@ fn errors_are_json_bounded_and_precise() -> TestResult {
         "{:?}",
         r.json_error()
     );
+    Ok(())
+}
+
+#[test]
+fn concurrent_aggregations_beyond_the_queue_get_503_while_health_answers() -> TestResult {
+    const UPLOADS: usize = 300;
+    const CLIENTS: usize = 64;
+    let fx = fixture()?;
+    let server = fx.serve(&["--rate-limit", "0"], None)?;
+    let ct = fx.ciphertext("seeded")?;
+    for _ in 0..UPLOADS {
+        assert_eq!(upload(&server, "s", &ct, "")?.status, 201);
+    }
+    let body = br#"{"op":"sum"}"#;
+    let head = format!(
+        "POST /v1/streams/s/aggregate HTTP/1.1\r\nContent-Length: {}{}",
+        body.len(),
+        server.owner
+    );
+    let (mut ok, mut busy) = (0usize, 0usize);
+    for _round in 0..5 {
+        let answers: Vec<TestResult<(u16, bool)>> = std::thread::scope(|scope| {
+            let clients: Vec<_> = (0..CLIENTS)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let r = request(&server.addr, &head, body)?;
+                        let retry = r
+                            .header("retry-after")
+                            .is_some_and(|v| v.parse::<u64>().is_ok());
+                        Ok((r.status, retry))
+                    })
+                })
+                .collect();
+            // Health answers while the aggregations run and queue.
+            for _ in 0..10 {
+                if let Ok(status) = health(&server.addr) {
+                    assert_eq!(status, 200);
+                }
+            }
+            clients
+                .into_iter()
+                .map(|c| c.join().unwrap_or_else(|_| Err("client panicked".into())))
+                .collect()
+        });
+        for answer in answers {
+            match answer? {
+                (200, _) => ok += 1,
+                (503, true) => busy += 1,
+                (status, retry) => panic!("answer {status} (Retry-After {retry})"),
+            }
+        }
+        if busy > 0 {
+            break;
+        }
+    }
+    assert!(ok >= 1, "no aggregation answered");
+    assert!(busy >= 1, "{ok} answered 200 and none was turned away");
+    assert_eq!(health(&server.addr)?, 200);
     Ok(())
 }
 
