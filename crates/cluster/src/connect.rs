@@ -221,14 +221,14 @@ pub fn server_addrs(urls: &str) -> Result<Vec<ServerAddr>, ConnectError> {
     parse(urls).map(|p| p.addrs)
 }
 
-/// A secret file as text (trimmed), wiped on drop.
+/// A secret file as text, wiped on drop.
 fn secret_text(path: &std::path::Path) -> Result<Zeroizing<String>, ConnectError> {
     let bytes = read_secret_file(path)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| ConnectError::BadSecret {
         path: path.to_owned(),
         reason: "not UTF-8 text".into(),
     })?;
-    Ok(Zeroizing::new(text.trim().to_owned()))
+    Ok(Zeroizing::new(text.to_owned()))
 }
 
 /// Replaces every occurrence of a secret in `text` by `***` (a last guard on messages from
@@ -275,14 +275,15 @@ fn client_options(
         None => {}
     }
     if let Some(path) = &options.nkey {
-        let seed = secret_text(path)?;
+        let text = secret_text(path)?;
+        let seed = text.trim();
         if !seed.starts_with('S') || seed.contains(char::is_whitespace) {
             return Err(ConnectError::BadSecret {
                 path: path.clone(),
                 reason: "not an nkey seed (one line starting with S)".into(),
             });
         }
-        client = client.nkey(seed.to_string());
+        client = client.nkey(seed.to_owned());
     }
     if let Some(path) = &options.creds {
         let text = secret_text(path)?;

@@ -1,8 +1,10 @@
 //! A worker of the group: pulls one shard job at a time from the durable work-queue consumer
-//! `zeppelin-workers`, reads the shard's uploads, sums them on its rayon pool with
-//! zeppelin-service's own code, puts the partial into the object store and acknowledges
-//! (awaited double ack). While it computes it sends in-progress acknowledgements every third
-//! of the ack wait, so only a dead worker's shard is redelivered.
+//! `zeppelin-workers`, checks its tag under the cluster key (a job without a valid one is
+//! terminated unread and counted, see [`crate::auth`]), reads the shard's uploads, sums them
+//! on its rayon pool with zeppelin-service's own code, puts the tagged partial into the object
+//! store and acknowledges (awaited double ack). While it computes it sends in-progress
+//! acknowledgements every third of the ack wait, so only a dead worker's shard is
+//! redelivered.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

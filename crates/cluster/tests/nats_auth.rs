@@ -5,6 +5,8 @@
 //!   user and password in the URL and an nkey seed file work (JetStream too); an nkey file
 //!   others may read is refused before connecting;
 //! - a token in the URL;
+//! - a `.creds` file (user JWT and seed) against an operator-mode server whose operator,
+//!   account and user JWTs are made here with `nkeys` (memory resolver);
 //! - `tls://` with the test CA (`NatsOptions::ca`) works, without it the server's
 //!   certificate is refused; a server requiring client certificates refuses a client without
 //!   one and takes one with the CA's client certificate and its key;
@@ -185,6 +187,132 @@ async fn tls_with_a_private_ca_and_client_certificates() -> TestResult {
         ..NatsOptions::new(&url)
     })
     .await?;
+    append_one(client).await?;
+    Ok(())
+}
+
+/// Base64url without padding (JWT encoding).
+fn b64url(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(char::from(A[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// A NATS JWT (ed25519-nkey) with `claims`, signed by `issuer`.
+fn jwt(issuer: &nkeys::KeyPair, claims: serde_json::Value) -> TestResult<String> {
+    let header = b64url(br#"{"typ":"JWT","alg":"ed25519-nkey"}"#);
+    let body = b64url(serde_json::to_string(&claims)?.as_bytes());
+    let signed = format!("{header}.{body}");
+    let signature = issuer.sign(signed.as_bytes())?;
+    Ok(format!("{signed}.{}", b64url(&signature)))
+}
+
+/// Claims of `kind` for `subject`, issued by `issuer`.
+fn claims(
+    issuer: &nkeys::KeyPair,
+    subject: &str,
+    name: &str,
+    nats: serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
+        "jti": format!("{name}-{}", subject.len()),
+        "iat": 1_700_000_000u64,
+        "iss": issuer.public_key(),
+        "name": name,
+        "sub": subject,
+        "nats": nats,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_creds_file_of_an_operator_mode_server_works() -> TestResult {
+    let operator = nkeys::KeyPair::new_operator();
+    let account = nkeys::KeyPair::new_account();
+    let user = nkeys::KeyPair::new_user();
+    let operator_jwt = jwt(
+        &operator,
+        claims(
+            &operator,
+            &operator.public_key(),
+            "op",
+            serde_json::json!({"type": "operator", "version": 2}),
+        ),
+    )?;
+    let unlimited = serde_json::json!({
+        "subs": -1, "data": -1, "payload": -1, "imports": -1, "exports": -1,
+        "wildcards": true, "conn": -1, "leaf": -1,
+        "mem_storage": -1, "disk_storage": -1, "streams": -1, "consumer": -1,
+    });
+    let account_jwt = jwt(
+        &operator,
+        claims(
+            &operator,
+            &account.public_key(),
+            "zeppelin",
+            serde_json::json!({"type": "account", "version": 2, "limits": unlimited}),
+        ),
+    )?;
+    let user_jwt = jwt(
+        &account,
+        claims(
+            &account,
+            &user.public_key(),
+            "zeppelin-service",
+            serde_json::json!({"type": "user", "version": 2, "pub": {}, "sub": {},
+                               "subs": -1, "data": -1, "payload": -1}),
+        ),
+    )?;
+    // JetStream in operator mode needs a system account.
+    let system = nkeys::KeyPair::new_account();
+    let system_jwt = jwt(
+        &operator,
+        claims(
+            &operator,
+            &system.public_key(),
+            "SYS",
+            serde_json::json!({"type": "account", "version": 2}),
+        ),
+    )?;
+    let node = Node::start_with(&format!(
+        "operator: {operator_jwt}\nsystem_account: {sys}\nresolver: MEMORY\n\
+         resolver_preload: {{ {sys}: {system_jwt}, {acc}: {account_jwt} }}\n",
+        sys = system.public_key(),
+        acc = account.public_key()
+    ))?;
+    let dir = tempfile::tempdir()?;
+    let creds = dir.path().join("service.creds");
+    secret_file(
+        &creds,
+        &format!(
+            "-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n\
+             ************************* IMPORTANT *************************\n\
+             NKEY Seed printed below can be used to sign and prove identity.\n\n\
+             -----BEGIN USER NKEY SEED-----\n{}\n------END USER NKEY SEED------\n",
+            user.seed()?
+        ),
+        0o600,
+    )?;
+    assert!(
+        try_connect(&NatsOptions::new(&node.url)).await.is_err(),
+        "connected to an operator-mode server without credentials"
+    );
+    let client = try_connect(&NatsOptions {
+        creds: Some(creds),
+        ..NatsOptions::new(&node.url)
+    })
+    .await
+    .map_err(|e| format!("{e}; server log:\n{}", node.log()))?;
     append_one(client).await?;
     Ok(())
 }

@@ -52,6 +52,8 @@ pub struct MqttDevice {
     pub reconnects: u64,
     /// Uploads published again because their receipt did not come in time.
     pub republishes: u64,
+    /// MQTT user name and password (a NATS user of the MQTT gateway), if any.
+    credentials: Option<(String, String)>,
 }
 
 impl MqttDevice {
@@ -65,7 +67,14 @@ impl MqttDevice {
             connection: None,
             reconnects: 0,
             republishes: 0,
+            credentials: None,
         }
+    }
+
+    /// The same device, connecting as NATS user `user` with `password`.
+    pub fn with_credentials(mut self, user: &str, password: &str) -> Self {
+        self.credentials = Some((user.to_owned(), password.to_owned()));
+        self
     }
 
     /// Opens a connection to the next node and waits for its CONNACK.
@@ -81,6 +90,9 @@ impl MqttDevice {
             .set_clean_session(true)
             // Seeded ciphertexts are ~100 KB; rumqttc's default limit is 10 KiB.
             .set_max_packet_size(1 << 20, 1 << 20);
+        if let Some((user, password)) = &self.credentials {
+            options.set_credentials(user.clone(), password.clone());
+        }
         let (client, mut event_loop) = AsyncClient::new(options, 16);
         let (tx, packets) = mpsc::unbounded_channel();
         let poller = tokio::spawn(async move {
