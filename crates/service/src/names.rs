@@ -118,13 +118,60 @@ impl IdempotencyKey {
 
     /// The key as stored: `device/key` (a device name has no `/`), so that two devices'
     /// keys never collide and a device cannot occupy another's keys.
-    pub fn scoped(device: &crate::principals::DeviceName, key: &IdempotencyKey) -> Self {
+    pub fn scoped(device: &DeviceName, key: &IdempotencyKey) -> Self {
         Self(format!("{device}/{}", key.0))
     }
 
     /// The key.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// The longest device name.
+pub const MAX_DEVICE_NAME: usize = 64;
+
+/// A device's name: 1 to [`MAX_DEVICE_NAME`] bytes of `A-Z a-z 0-9 _ -`, not `-` first (no
+/// `.` or `/`, so it is unambiguous inside a token and as an idempotency-key scope).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceName(String);
+
+impl DeviceName {
+    /// Checks `name`.
+    pub fn new(name: &str) -> Result<Self, NameError> {
+        if name.is_empty() {
+            return Err(NameError::Empty {
+                what: "device name",
+            });
+        }
+        if name.len() > MAX_DEVICE_NAME {
+            return Err(NameError::TooLong {
+                what: "device name",
+                len: name.len(),
+                max: MAX_DEVICE_NAME,
+            });
+        }
+        let ok = |i: usize, b: u8| b.is_ascii_alphanumeric() || b == b'_' || (i > 0 && b == b'-');
+        if let Some((offset, byte)) = name.bytes().enumerate().find(|&(i, b)| !ok(i, b)) {
+            return Err(NameError::BadByte {
+                what: "device name",
+                byte,
+                offset,
+                allowed: "A-Z a-z 0-9 _ -, not - first",
+            });
+        }
+        Ok(Self(name.to_owned()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for DeviceName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
+pub use crate::names::{DeviceName, MAX_DEVICE_NAME};
 use crate::names::{NameError, StreamName};
 
 /// The registry's file name in the service's data (or `--auth-dir`) directory.
@@ -33,8 +34,6 @@ pub const REGISTRY_FILE: &str = "principals.json";
 pub const OWNER_TOKEN_FILE: &str = "owner.token";
 /// The largest registry file read (about 50,000 devices).
 pub const MAX_REGISTRY_BYTES: u64 = 16 << 20;
-/// The longest device name.
-pub const MAX_DEVICE_NAME: usize = 64;
 /// The registry format this build reads and writes.
 pub const REGISTRY_VERSION: u32 = 1;
 /// The longest `Authorization` header value looked at.
@@ -42,50 +41,6 @@ const MAX_TOKEN: usize = 4 + MAX_DEVICE_NAME + 1 + 64;
 
 const OWNER_PREFIX: &str = "zpo.";
 const DEVICE_PREFIX: &str = "zpd.";
-
-/// A device's name: 1 to [`MAX_DEVICE_NAME`] bytes of `A-Z a-z 0-9 _ -`, not `-` first (no
-/// `.` or `/`, so it is unambiguous inside a token and as an idempotency-key scope).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DeviceName(String);
-
-impl DeviceName {
-    /// Checks `name`.
-    pub fn new(name: &str) -> Result<Self, NameError> {
-        if name.is_empty() {
-            return Err(NameError::Empty {
-                what: "device name",
-            });
-        }
-        if name.len() > MAX_DEVICE_NAME {
-            return Err(NameError::TooLong {
-                what: "device name",
-                len: name.len(),
-                max: MAX_DEVICE_NAME,
-            });
-        }
-        let ok = |i: usize, b: u8| b.is_ascii_alphanumeric() || b == b'_' || (i > 0 && b == b'-');
-        if let Some((offset, byte)) = name.bytes().enumerate().find(|&(i, b)| !ok(i, b)) {
-            return Err(NameError::BadByte {
-                what: "device name",
-                byte,
-                offset,
-                allowed: "A-Z a-z 0-9 _ -, not - first",
-            });
-        }
-        Ok(Self(name.to_owned()))
-    }
-
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for DeviceName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// An authenticated caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
