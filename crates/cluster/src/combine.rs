@@ -55,6 +55,9 @@ impl Default for JobConfig {
 
 /// Refused partials of one shard after which the aggregation fails (`503`).
 pub const MAX_REFUSALS_PER_SHARD: u32 = 5;
+/// How long one read of a partial may take (one is at most [`MAX_PARTIAL_BYTES`]: milliseconds
+/// on a healthy bus).
+const PARTIAL_READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long past the aggregation's timeout a job message stays valid for workers.
 const JOB_GRACE: Duration = Duration::from_secs(60);
 
@@ -275,8 +278,23 @@ impl JobAggregator {
         Ok(())
     }
 
-    /// Reads partial `name` (at most [`MAX_PARTIAL_BYTES`]): `None` when it is not there.
+    /// Reads partial `name` (at most [`MAX_PARTIAL_BYTES`]): `None` when it is not there, or
+    /// not readable within [`PARTIAL_READ_TIMEOUT`] (the caller polls again).
+    ///
+    /// The bound matters: an object rewritten while it is read (a party on the bus putting
+    /// its forgery again and again) has its chunks purged under the reader, and the object
+    /// store's reader then waits for chunks that never come.
     async fn read_partial(&self, name: &str) -> Result<Option<Vec<u8>>, ServiceError> {
+        match tokio::time::timeout(PARTIAL_READ_TIMEOUT, self.read_partial_unbounded(name)).await {
+            Ok(read) => read,
+            Err(_) => {
+                tracing::debug!(object = %name, "reading a partial timed out; polling again");
+                Ok(None)
+            }
+        }
+    }
+
+    async fn read_partial_unbounded(&self, name: &str) -> Result<Option<Vec<u8>>, ServiceError> {
         match self.topology.partials.get(name).await {
             Ok(object) => {
                 let mut bytes = Vec::new();
