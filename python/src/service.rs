@@ -80,13 +80,14 @@ impl ServiceClient {
         Ok((status.count, status.preset))
     }
 
-    #[pyo3(signature = (stream, op, weights=None))]
+    #[pyo3(signature = (stream, op, weights=None, first_n=None))]
     fn aggregate<'py>(
         &self,
         py: Python<'py>,
         stream: &str,
         op: &str,
         weights: Option<Vec<i64>>,
+        first_n: Option<u64>,
     ) -> PyResult<(Bound<'py, PyBytes>, u64)> {
         let op = match (op, weights) {
             ("sum", None) => AggregateOp::Sum,
@@ -104,8 +105,16 @@ impl ServiceClient {
                 .into())
             }
         };
-        let aggregate = self.block(py, self.client.aggregate(stream, &op))?;
+        let aggregate = self.block(py, self.client.aggregate_first(stream, &op, first_n))?;
         Ok((PyBytes::new(py, &aggregate.ciphertext), aggregate.count))
+    }
+
+    fn delete_upload(&self, py: Python<'_>, stream: &str, id: &str) -> PyResult<u64> {
+        Ok(self.block(py, self.client.delete_upload(stream, id))?)
+    }
+
+    fn delete_device_uploads(&self, py: Python<'_>, stream: &str, device: &str) -> PyResult<u64> {
+        Ok(self.block(py, self.client.delete_device_uploads(stream, device))?)
     }
 
     fn put_relin_keys(&self, py: Python<'_>, keys: &[u8]) -> PyResult<()> {

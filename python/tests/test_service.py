@@ -40,7 +40,7 @@ def service(binary, keydir, tmp_path_factory):
     subprocess.run([binary, "devices", "owner", "--data", str(data)], check=True, capture_output=True)
     owner = (data / "owner.token").read_text().strip()
     add = [binary, "devices", "add", "--data", str(data), "--device", "py-room"]
-    for stream in ["room-1", "room-2", "room-3"]:
+    for stream in ["room-1", "room-2", "room-3", "room-4"]:
         add += ["--stream", stream]
     device = subprocess.run(add, check=True, capture_output=True, text=True).stdout.strip()
     args = [binary, "serve", "--data", str(data), "--keys", str(keydir), "--listen", "127.0.0.1:0"]
@@ -92,6 +92,37 @@ def test_idempotent_upload_is_replayed(service, keys):
     again = service.upload("room-2", ct, idempotency_key="reading-1")
     assert again == zeppelin.Receipt(first.id, True)
     assert service.count("room-2") == 1
+
+
+def test_owner_pins_first_n_and_deletes(service, keys, sealkeys):
+    values = [[1, 2, 3], [10, 20, 30], [100, 200, 300]]
+    receipts = [service.upload("room-4", keys.encrypt(v)) for v in values]
+
+    def slots(ct):
+        return list(sealkeys.decrypt(sealkeys.load(ct))[:3])
+
+    ct, n = service.owner.aggregate("room-4", "sum", first_n=2)
+    assert n == 2 and slots(ct) == [11, 22, 33]
+    ct, n = service.owner.aggregate("room-4", "dot", [3, 1], first_n=2)
+    assert n == 2 and slots(ct) == [13, 26, 39]
+    with pytest.raises(zeppelin.ServiceError, match="400"):
+        service.owner.aggregate("room-4", "sum", first_n=4)
+    for bad in [0, -1, 1.5, True]:
+        with pytest.raises(zeppelin.InputError, match="first_n"):
+            service.owner.aggregate("room-4", "sum", first_n=bad)
+
+    with pytest.raises(zeppelin.ServiceError, match="403"):
+        service.device.delete_upload("room-4", receipts[1].id)
+    with pytest.raises(zeppelin.ServiceError, match="401"):
+        zeppelin.ServiceClient(service.url).delete_device_uploads("room-4", "py-room")
+    assert service.owner.delete_upload("room-4", receipts[1].id) == 1
+    with pytest.raises(zeppelin.ServiceError, match="404"):
+        service.owner.delete_upload("room-4", receipts[1].id)
+    ct, n = service.owner.aggregate("room-4", "sum")
+    assert n == 2 and slots(ct) == [101, 202, 303]
+    assert service.owner.delete_device_uploads("room-4", "py-room") == 2
+    with pytest.raises(zeppelin.ServiceError, match="404"):
+        service.count("room-4")
 
 
 def test_service_errors(service, keys):

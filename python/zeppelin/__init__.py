@@ -324,12 +324,38 @@ class ServiceClient:
         """``GET /v1/streams/{stream}``: the number of uploads the stream holds."""
         return self._native.status(stream)[0]
 
-    def aggregate(self, stream: str, op: str = "sum", weights: Sequence[int] | None = None) -> tuple[bytes, int]:
-        """``POST /v1/streams/{stream}/aggregate``: ``(SEAL Ciphertext bytes, uploads covered)``.
+    def aggregate(
+        self,
+        stream: str,
+        op: str = "sum",
+        weights: Sequence[int] | None = None,
+        first_n: int | None = None,
+    ) -> tuple[bytes, int]:
+        """``POST /v1/streams/{stream}/aggregate`` (owner): ``(SEAL Ciphertext bytes, uploads
+        covered)``.
 
         ``op``: ``"sum"``, ``"sum_of_squares"`` (needs the server's RelinKeys) or ``"dot"``
-        with one integer weight per upload, in id order."""
-        return self._native.aggregate(stream, op, None if weights is None else [int(w) for w in weights])
+        with one integer weight per upload, in id order. ``first_n``: aggregate only the
+        stream's first ``first_n`` uploads in id order (the server answers 400 when it holds
+        fewer), so a ``dot`` can be pinned while devices are still uploading; ``None``: all."""
+        if first_n is not None and (isinstance(first_n, bool) or int(first_n) != first_n or first_n < 1):
+            raise InputError(f"first_n must be a positive integer, got {first_n!r}")
+        return self._native.aggregate(
+            stream,
+            op,
+            None if weights is None else [int(w) for w in weights],
+            None if first_n is None else int(first_n),
+        )
+
+    def delete_upload(self, stream: str, upload_id: str) -> int:
+        """``DELETE /v1/streams/{stream}/ciphertexts/{id}`` (owner): removes one upload
+        (e.g. one a device sent by mistake); the number removed (1)."""
+        return self._native.delete_upload(stream, upload_id)
+
+    def delete_device_uploads(self, stream: str, device: str) -> int:
+        """``DELETE /v1/streams/{stream}/devices/{device}`` (owner): removes every upload the
+        device sent to the stream (e.g. after revoking a compromised device); how many."""
+        return self._native.delete_device_uploads(stream, device)
 
     def put_relin_keys(self, keys: bytes) -> None:
         """``PUT /v1/keys/relin``: replaces the server's SEAL ``RelinKeys``."""

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -266,41 +267,72 @@ async fn serve_stream<S>(
             request.extensions_mut().insert(identity.clone());
         }
         let app = app.clone();
-        async move {
+        // Boxed so that the connection is Unpin (`poll_without_shutdown` needs it).
+        Box::pin(async move {
             let response: Result<_, Infallible> = app.oneshot(request.map(Body::new)).await;
             drop(guard);
             response
-        }
+        })
     });
-    let conn = hyper::server::conn::http1::Builder::new()
+    let mut conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .keep_alive(true)
         .serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(conn);
     let mut tick = tokio::time::interval(Duration::from_millis(500));
     let idle_ms = u64::try_from(limits.idle_timeout.as_millis()).unwrap_or(u64::MAX);
-    loop {
+    let ended = loop {
         tokio::select! {
-            result = conn.as_mut() => {
-                if let Err(e) = result {
-                    tracing::debug!(%peer, error = %e, "connection ended");
-                }
-                return;
-            }
-            _ = slot.close.notified() => break,
-            _ = stop.changed() => break,
+            result = std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)) => break Some(result),
+            _ = slot.close.notified() => break None,
+            _ = stop.changed() => break None,
             _ = tick.tick() => {
                 let idle_for = registry
                     .now_ms()
                     .saturating_sub(slot.idle_since_ms.load(Ordering::Acquire));
                 if slot.busy.load(Ordering::Acquire) == 0 && idle_for >= idle_ms {
-                    break;
+                    break None;
                 }
             }
         }
+    };
+    match ended {
+        // Hyper is done with the connection: the client closed it, or the answer went out
+        // with the request's body unread (e.g. a 401 or 413), which ends the connection.
+        Some(Ok(())) => linger(conn.into_parts().io.into_inner()).await,
+        Some(Err(e)) => tracing::debug!(%peer, error = %e, "connection ended"),
+        None => {
+            // Closes at once when idle, else after the request in progress.
+            Pin::new(&mut conn).graceful_shutdown();
+            let _ = conn.await;
+        }
     }
-    // Closes at once when idle, else after the request in progress.
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
+}
+
+/// How long and how much of what a client is still sending is read and dropped after the
+/// server has closed its side ([`linger`]).
+const LINGER_TIME: Duration = Duration::from_secs(2);
+const LINGER_BYTES: usize = 1 << 20;
+
+/// A lingering close (RFC 9112 §9.6): the server's side is shut down (the client reads the
+/// answer and then end of file), then what the client still sends is read and dropped, for
+/// at most [`LINGER_TIME`] and [`LINGER_BYTES`]. A socket closed with unread bytes in it
+/// sends a reset, and a reset can discard an answer the client has not read yet: a device
+/// still writing its body would see "connection reset" instead of its 401 or 413.
+async fn linger<S: AsyncRead + AsyncWrite + Unpin>(mut io: S) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if io.shutdown().await.is_err() {
+        return;
+    }
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut left = LINGER_BYTES;
+    let _ = tokio::time::timeout(LINGER_TIME, async {
+        while left > 0 {
+            match io.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    })
+    .await;
 }

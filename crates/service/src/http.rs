@@ -13,19 +13,17 @@ use axum::routing::{delete, get, post, put};
 use axum::Router;
 use bytes::Bytes;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use tokio::sync::Semaphore;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use zeppelin_server::{Evaluator, PreparedGaloisKeys, PreparedRelinKeys};
 
 use crate::aggregate::{AggregateRequest, Aggregation, FirstUploads};
-use crate::aggregator::Aggregator;
 use crate::codec::Codec;
 use crate::error::{KeysProblem, ServiceError};
 use crate::names::{IdempotencyKey, StreamName};
 use crate::principals::{DeviceName, Principal};
+use crate::state::{principal, AppState, MAX_AGGREGATE_BODY};
 use crate::store::{AppendRequest, DeleteTarget, UploadStore};
 use crate::tls::ClientIdentity;
-use crate::ServiceConfig;
 
 /// The request header that makes a retried upload count once.
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -38,27 +36,10 @@ pub const DELETED: HeaderName = HeaderName::from_static("zeppelin-deleted");
 /// The response header of an aggregation: the server's preset.
 pub const PRESET: HeaderName = HeaderName::from_static("zeppelin-preset");
 
-/// The largest aggregation request body (weights of a full stream fit: 21 bytes each).
-pub(crate) const MAX_AGGREGATE_BODY: usize = 32 << 20;
-
 /// The longest text of one weight in a `dot` request (`-9223372036854775808,` plus a space).
 const MAX_WEIGHT_TEXT: usize = 22;
 /// Room for the rest of an aggregation request (the op, keys, whitespace).
 const AGGREGATE_JSON_OVERHEAD: usize = 256;
-
-pub(crate) struct AppState {
-    pub store: Arc<dyn UploadStore>,
-    pub codec: Arc<dyn Codec>,
-    pub evaluator: Arc<Evaluator>,
-    pub relin: RwLock<Option<Arc<PreparedRelinKeys>>>,
-    pub galois: RwLock<Option<Arc<PreparedGaloisKeys>>>,
-    pub config: ServiceConfig,
-    pub in_flight: Arc<Semaphore>,
-    pub aggregations: crate::limits::AggregationGate,
-    pub body_budget: crate::limits::BodyBudget,
-    pub rate_limiter: crate::limits::RateLimiter,
-    pub aggregator: Arc<dyn Aggregator>,
-}
 
 type Shared = Arc<AppState>;
 
@@ -84,7 +65,7 @@ pub(crate) fn router(state: Shared) -> Router {
         .method_not_allowed_fallback(wrong_method)
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            crate::limits::limits,
+            crate::admission::admission,
         ))
         .layer(
             TraceLayer::new_for_http()
@@ -96,23 +77,6 @@ pub(crate) fn router(state: Shared) -> Router {
                 .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
         )
         .with_state(state)
-}
-
-/// The caller, from its `Authorization` header or its connection's verified client
-/// certificate (401 without a valid credential). Routes behind the limits middleware take the
-/// [`Principal`] it authenticated as an extension; `/metrics`, outside it, calls this.
-pub(crate) fn principal(
-    state: &AppState,
-    headers: &HeaderMap,
-    certificate: Option<&ClientIdentity>,
-) -> Result<Principal, ServiceError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
-    Ok(state
-        .config
-        .auth
-        .authenticate_request(value, certificate.map(|c| c.0.as_str()))?)
 }
 
 async fn metrics(

@@ -28,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+mod admission;
 pub mod aggregate;
 pub mod aggregator;
 pub mod client;
@@ -40,6 +41,7 @@ pub mod linear;
 mod metrics;
 pub mod names;
 pub mod principals;
+mod state;
 pub mod store;
 pub mod tls;
 
@@ -297,7 +299,7 @@ pub async fn start_with_aggregator(
         None => None,
     };
     let addr = listener.local_addr()?;
-    let state = Arc::new(http::AppState {
+    let state = Arc::new(state::AppState {
         store: store.clone(),
         codec,
         evaluator,

@@ -696,6 +696,37 @@ fn an_anonymous_body_is_refused_before_it_is_read() -> TestResult {
 }
 
 #[test]
+fn a_refused_client_still_sending_its_body_reads_its_answer() -> TestResult {
+    // 401 (a wrong token) and 413 (over the upload limit) are answered before the body is
+    // read. The server's lingering close drains what the client still sends, so the client's
+    // write completes and it reads its answer, not a reset (which discards unread answers).
+    let fx = fixture()?;
+    let server = fx.serve(&[], None)?;
+    let body = vec![0x5au8; 900 * 1024];
+    let wrong = format!("\r\nAuthorization: Bearer zpd.dev.{}", "0".repeat(64));
+    for round in 0..10 {
+        for (auth, want) in [(wrong.as_str(), 401), (server.device.as_str(), 413)] {
+            let mut s = TcpStream::connect(&server.addr)?;
+            s.write_all(
+                format!(
+                    "POST /v1/streams/s/ciphertexts HTTP/1.1\r\nHost: x\r\nContent-Length: {}{auth}\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            )?;
+            s.write_all(&body)
+                .map_err(|e| format!("round {round}: writing the body refused with {want}: {e}"))?;
+            let r = read_reply(&mut s)
+                .map_err(|e| format!("round {round}: reading the {want}: {e}"))?;
+            assert_eq!(r.status, want, "round {round}");
+            r.json_error()?;
+        }
+    }
+    assert_eq!(health(&server.addr)?, 200);
+    Ok(())
+}
+
+#[test]
 fn data_pointing_at_a_file_is_a_precise_start_up_error() -> TestResult {
     let fx = fixture()?;
     let file: &Path = &fx.dir.path().join("a-file");

@@ -13,7 +13,10 @@
 //!   original's `first_n` over as many uploads (byte for byte), and `dot` with `first_n`
 //!   answers during ingest with the count header n;
 //! - the delete endpoints: anonymous 401, device 403, owner 204; the sums afterwards are those
-//!   of the remaining uploads.
+//!   of the remaining uploads;
+//! - deletes racing an aggregation (of one upload by id, of a device's uploads): every answer
+//!   is either a sum that decrypts to exactly the uploads its count header covers (before or
+//!   after the delete) or 409 "the stream changed" — never a silently wrong sum.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -610,5 +613,149 @@ fn deletes_are_the_owners_and_sums_exclude_the_deleted_uploads() -> TestResult {
     let a = f.upload(addr, "d", &f.ciphertext(0)?)?;
     let id: serde_json::Value = serde_json::from_slice(&a.body)?;
     assert_eq!(id["id"], "6");
+    Ok(())
+}
+
+/// How one aggregation raced one delete.
+#[derive(Debug, PartialEq)]
+enum RaceOutcome {
+    /// 200 over every upload, the deleted one included (read before the delete).
+    Before,
+    /// 200 over the uploads without the deleted one (the delete came first).
+    After,
+    /// 409: the stream changed under the aggregation.
+    Changed,
+}
+
+#[test]
+fn deletes_racing_an_aggregation_give_a_right_sum_or_409() -> TestResult {
+    const BULK: u64 = 2_000;
+    const ROUNDS: u32 = 8;
+    let f = fixture(&["r"])?;
+    let other = run(zeppelin()
+        .args(["devices", "add", "--data"])
+        .arg(&f.data)
+        .args(["--device", "other", "--stream", "r"]))?
+    .trim()
+    .to_owned();
+    let server = serve(&f.data, &f.keys)?;
+    let addr = server.addr.clone();
+    // The bulk: plaintext(0) from "dev", four connections at a time.
+    let bulk = f.ciphertext(0)?;
+    let uploaders: Vec<_> = (0..4)
+        .map(|_| {
+            let (addr, device, ct) = (addr.clone(), f.device.clone(), bulk.clone());
+            std::thread::spawn(move || -> TestResult {
+                for _ in 0..BULK / 4 {
+                    let a = request(
+                        &addr,
+                        "POST",
+                        "/v1/streams/r/ciphertexts",
+                        Some(&device),
+                        &ct,
+                    )?;
+                    assert_eq!(a.status, 201, "{}", a.text());
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for u in uploaders {
+        u.join().map_err(|_| "upload thread panicked")??;
+    }
+    // An undisturbed sum: how long one takes here.
+    let started = std::time::Instant::now();
+    assert_eq!(f.sum(&addr, "r")?, (expected([(0, BULK)]), BULK));
+    let undisturbed = started.elapsed();
+
+    // Each round: a tail upload of plaintext(9) (the stream's last id, read last), an
+    // aggregation, and after a delay a delete of the tail (by id in even rounds, as all of
+    // device "other"'s uploads in odd ones).
+    let tail = f.ciphertext(9)?;
+    let mut outcomes = Vec::new();
+    let mut overlapped = 0u32;
+    for round in 0..ROUNDS {
+        let by_device = round % 2 == 1;
+        let token = if by_device { &other } else { &f.device };
+        let a = request(
+            &addr,
+            "POST",
+            "/v1/streams/r/ciphertexts",
+            Some(token),
+            &tail,
+        )?;
+        assert_eq!(a.status, 201, "{}", a.text());
+        let id = serde_json::from_slice::<serde_json::Value>(&a.body)?["id"]
+            .as_str()
+            .ok_or("no id")?
+            .to_owned();
+        let delay = undisturbed * (round + 1) / (ROUNDS + 1);
+        let (aggregator_addr, owner) = (addr.clone(), f.owner.clone());
+        let aggregation =
+            std::thread::spawn(move || -> TestResult<(Answer, std::time::Instant)> {
+                let a = request(
+                    &aggregator_addr,
+                    "POST",
+                    "/v1/streams/r/aggregate",
+                    Some(&owner),
+                    br#"{"op":"sum"}"#,
+                )?;
+                Ok((a, std::time::Instant::now()))
+            });
+        std::thread::sleep(delay);
+        let path = if by_device {
+            "/v1/streams/r/devices/other".to_owned()
+        } else {
+            format!("/v1/streams/r/ciphertexts/{id}")
+        };
+        let d = request(&addr, "DELETE", &path, Some(&f.owner), b"")?;
+        let deleted_at = std::time::Instant::now();
+        assert_eq!(d.status, 204, "delete {path}: {}", d.text());
+        assert_eq!(d.header("zeppelin-deleted"), Some("1"));
+        let (a, answered_at) = aggregation
+            .join()
+            .map_err(|_| "aggregation thread panicked")??;
+        if deleted_at < answered_at {
+            overlapped += 1;
+        }
+        let outcome = match a.status {
+            200 => {
+                let count: u64 = a.header("zeppelin-count").ok_or("no count")?.parse()?;
+                let sum = f.decrypt(&a.body)?;
+                if count == BULK + 1 {
+                    assert_eq!(
+                        sum,
+                        expected([(0, BULK), (9, 1)]),
+                        "round {round}: count {count}"
+                    );
+                    RaceOutcome::Before
+                } else {
+                    assert_eq!(
+                        count, BULK,
+                        "round {round}: a count no state of the stream had"
+                    );
+                    assert_eq!(sum, expected([(0, BULK)]), "round {round}: count {count}");
+                    RaceOutcome::After
+                }
+            }
+            409 => {
+                assert!(a.text().contains("changed"), "round {round}: {}", a.text());
+                RaceOutcome::Changed
+            }
+            other => return Err(format!("round {round}: status {other}: {}", a.text()).into()),
+        };
+        outcomes.push(outcome);
+        health_is_up(&addr)?;
+    }
+    eprintln!(
+        "undisturbed sum of {BULK}: {undisturbed:?}; outcomes {outcomes:?}; \
+         {overlapped} of {ROUNDS} deletes answered while the aggregation ran"
+    );
+    assert!(
+        overlapped > 0,
+        "no delete landed during an aggregation: the race was not exercised"
+    );
+    // Afterwards the stream is the bulk alone.
+    assert_eq!(f.sum(&addr, "r")?, (expected([(0, BULK)]), BULK));
     Ok(())
 }
