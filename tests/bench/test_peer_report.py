@@ -56,3 +56,15 @@ def test_a_bad_figure_fails(tmp_path, bad):
 def test_malformed_json_fails(tmp_path):
     with pytest.raises(json.JSONDecodeError):
         peer_bench.validate(write(tmp_path, '{"rows": ['))
+
+
+def test_floor_rows_are_tabled_with_their_goal():
+    def row(ours, met):
+        return {"n": 4096, "transform": "forward", "floor": {"median_us": 2.0}, "ours_us": ours,
+                "ours_over_floor": ours / 2.0, "tfhe_ntt_over_floor": 1.8,
+                "goal": peer_bench.FLOOR_GOAL, "met": met}
+    lines = peer_bench.floor_lines({"ntt_arithmetic_floor": [row(2.4, True), row(3.0, False)]})
+    assert lines[2].endswith("| 1.20× | 1.80× | ≤ 1.25× | met |"), lines[2]
+    assert lines[3].endswith("| 1.50× | 1.80× | ≤ 1.25× | **not met** |"), lines[3]
+    # A machine without AVX-512 runs no floor probe: no table.
+    assert peer_bench.floor_lines({"ntt_arithmetic_floor": []}) == []

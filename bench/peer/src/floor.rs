@@ -1,14 +1,16 @@
-//! The arithmetic floor of an AVX-512 NTT at n = 4096: the 1,536 sixteen-lane Shoup butterflies
-//! of one transform (12 stages × 2,048 butterflies / 16 lanes), in registers, with no loads,
-//! stores or stage permutations. Every Shoup NTT on 32-bit lanes, ours and tfhe-ntt's alike,
+//! The arithmetic floor of an AVX-512 NTT of size n: the sixteen-lane Shoup butterflies of one
+//! transform (log2 n stages × n/2 butterflies / 16 lanes: 1,536 at n = 4096, 3,328 at 8192,
+//! 7,168 at 16384), in registers, with no loads, stores or stage permutations. Every Shoup NTT on 32-bit lanes, ours and tfhe-ntt's alike,
 //! spends at least this much; timed beside both transforms, it bounds how far any of them can
 //! get ahead of the other on this core. (`bench/probes/butterfly_floor.c` is the same probe in
 //! C, with the shift and IFMA variants.)
 
 use std::arch::x86_64::*;
 
-/// 16-lane butterflies of one n = 4096 transform.
-const BUTTERFLIES: usize = 12 * 2048 / 16;
+/// 16-lane butterflies of one transform of size `n` (a power of two, at least 32).
+pub const fn butterflies(n: usize) -> usize {
+    n.trailing_zeros() as usize * (n / 2) / 16
+}
 /// Independent butterfly chains in flight (enough to cover the multiplier's latency).
 const CHAINS: usize = 8;
 
@@ -17,16 +19,16 @@ pub fn available() -> bool {
     is_x86_feature_detected!("avx512f")
 }
 
-/// One transform's worth of butterfly arithmetic on values derived from `seed`; returns a
-/// checksum of the final lanes so that none of it can be dropped.
-pub fn run(seed: u32) -> u32 {
+/// One size-`n` transform's worth of butterfly arithmetic on values derived from `seed`;
+/// returns a checksum of the final lanes so that none of it can be dropped.
+pub fn run(seed: u32, n: usize) -> u32 {
     assert!(available(), "the arithmetic floor needs AVX-512 F");
     // SAFETY: AVX-512 F is present (checked above).
-    unsafe { butterflies(seed) }
+    unsafe { butterfly_chains(seed, butterflies(n) / CHAINS) }
 }
 
 #[target_feature(enable = "avx512f")]
-fn butterflies(seed: u32) -> u32 {
+fn butterfly_chains(seed: u32, rounds: usize) -> u32 {
     const Q: u32 = 134_176_769;
     // A twiddle and its Shoup companion floor(w·2^32 / q).
     const W: u32 = 12_345_678;
@@ -44,7 +46,7 @@ fn butterflies(seed: u32) -> u32 {
         x[i] = _mm512_set1_epi32((seed.wrapping_add(i as u32 * 1000) % Q) as i32);
         y[i] = _mm512_set1_epi32((seed.wrapping_mul(7).wrapping_add(i as u32) % Q) as i32);
     }
-    for _ in 0..BUTTERFLIES / CHAINS {
+    for _ in 0..rounds {
         for i in 0..CHAINS {
             // t = y·w − hi(y·w')·q in [0, 2q): the odd lanes' products from a lane shuffle.
             let odd = _mm512_shuffle_epi32::<_MM_PERM_DDBB>(y[i]);
@@ -70,12 +72,25 @@ fn butterflies(seed: u32) -> u32 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn counts_the_butterflies_of_each_size() {
+        assert_eq!(butterflies(4096), 1_536);
+        assert_eq!(butterflies(8192), 3_328);
+        assert_eq!(butterflies(16384), 7_168);
+    }
+
     /// The probe computes real butterflies: its lanes match a scalar run of the same chains.
     #[test]
     fn matches_scalar_butterflies() {
         if !available() {
             return;
         }
+        for n in [4096, 8192, 16384] {
+            matches_scalar_at(n);
+        }
+    }
+
+    fn matches_scalar_at(n: usize) {
         const Q: u32 = 134_176_769;
         const W: u32 = 12_345_678;
         let w_shoup = (u64::from(W) << 32) / u64::from(Q);
@@ -84,7 +99,7 @@ mod tests {
         for i in 0..CHAINS as u32 {
             let mut x = seed.wrapping_add(i * 1000) % Q;
             let mut y = seed.wrapping_mul(7).wrapping_add(i) % Q;
-            for _ in 0..BUTTERFLIES / CHAINS {
+            for _ in 0..butterflies(n) / CHAINS {
                 let quotient = ((u64::from(y) * w_shoup) >> 32) as u32;
                 let t = y.wrapping_mul(W).wrapping_sub(quotient.wrapping_mul(Q));
                 let sum = x.wrapping_add(t);
@@ -94,6 +109,6 @@ mod tests {
             check ^= x ^ y;
         }
         // Sixteen equal lanes: the xor of all chains, summed over the lanes.
-        assert_eq!(run(seed), check.wrapping_mul(16));
+        assert_eq!(run(seed, n), check.wrapping_mul(16), "n = {n}");
     }
 }

@@ -76,8 +76,8 @@ enum Kind {
     Client(ClientOp),
     /// An evaluator operation at Seal4096 (SEAL's side is timed by the driver).
     Server(ServerOp),
-    /// The bare butterfly arithmetic of one n = 4096 transform ([`floor`]).
-    ArithmeticFloor,
+    /// The bare butterfly arithmetic of one transform of `NTT_SIZES[i]` ([`floor`]).
+    ArithmeticFloor(usize),
 }
 
 /// Whether the CPU runs the arithmetic-floor probe (x86-64 with AVX-512 F).
@@ -127,11 +127,13 @@ fn operations() -> Vec<Op> {
         }
     }
     if floor_available() {
-        ops.push(Op {
-            key: "ntt_arithmetic_floor_4096".to_string(),
-            side: Side::Ours,
-            kind: Kind::ArithmeticFloor,
-        });
+        for (i, (n, _)) in NTT_SIZES.iter().enumerate() {
+            ops.push(Op {
+                key: format!("ntt_arithmetic_floor_{n}"),
+                side: Side::Ours,
+                kind: Kind::ArithmeticFloor(i),
+            });
+        }
     }
     for op in CLIENT_OPS {
         for side in [Side::Ours, Side::FheRs] {
@@ -322,8 +324,9 @@ impl Server {
             (Side::FheRs, Kind::Client(c)) => self.fhe.run(c),
             (Side::Ours, Kind::Server(op)) => self.evaluator.run(op),
             #[cfg(target_arch = "x86_64")]
-            (Side::Ours, Kind::ArithmeticFloor) => {
-                std::hint::black_box(floor::run(std::hint::black_box(op.key.len() as u32)));
+            (Side::Ours, Kind::ArithmeticFloor(i)) => {
+                let n = NTT_SIZES[i].0;
+                std::hint::black_box(floor::run(std::hint::black_box(op.key.len() as u32), n));
                 Ok(())
             }
             _ => Err(format!("no {} for {}", op.key, op.side.name())),
