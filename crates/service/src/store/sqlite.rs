@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
-use rayon::prelude::*;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
@@ -621,18 +620,32 @@ impl UploadStore for SqliteStore {
             )?;
             // Ids may have gaps (deleted uploads); the count checked at start and the
             // aggregation's own count check catch rows missing otherwise.
-            let rows = rows
-                .map(|row| {
+            //
+            // Each row's digest is checked on the rayon pool while this thread reads the next
+            // rows (hashing a 98 KB body costs about as much as reading it): the statement
+            // stays on this thread (`in_place_scope`), the bodies move to the tasks and come
+            // back through a channel with their verdicts.
+            let (checked_tx, checked_rx) = std::sync::mpsc::channel();
+            rayon::in_place_scope(|scope| -> StoreResult<()> {
+                for row in rows {
                     let (seq, body, digest) = row?;
-                    Ok((as_count(seq)?, body, digest))
-                })
-                .collect::<StoreResult<Vec<_>>>()?;
-            // The digests on every core: hashing costs more than reading the rows.
+                    let id = as_count(seq)?;
+                    let checked_tx = checked_tx.clone();
+                    scope.spawn(move |_| {
+                        let intact = body_digest(&body).as_slice() == digest.as_slice();
+                        // The receiver lives until the scope has ended.
+                        let _ = checked_tx.send((id, body, intact));
+                    });
+                }
+                Ok(())
+            })?;
+            drop(checked_tx);
+            let mut rows: Vec<(u64, Vec<u8>, bool)> = checked_rx.into_iter().collect();
+            rows.sort_unstable_by_key(|(id, _, _)| *id);
             let damaged = rows
-                .par_iter()
-                .filter(|(_, body, digest)| body_digest(body).as_slice() != digest.as_slice())
-                .map(|(id, _, _)| *id)
-                .min();
+                .iter()
+                .find(|(_, _, intact)| !intact)
+                .map(|(id, _, _)| *id);
             if let Some(id) = damaged {
                 tracing::error!(stream = %name, id, "stored upload does not match its digest");
                 return Err(StoreError::DigestMismatch {
