@@ -281,7 +281,7 @@ impl ClusterKey {
 
     /// The tag of `parts` as lowercase hex (the form of [`TAG_HEADER`]).
     pub fn tag_hex(&self, domain: Domain, parts: &[&[u8]]) -> String {
-        hex(&self.tag(domain, parts))
+        crate::hex::encode(&self.tag(domain, parts))
     }
 
     /// Checks a hex tag (a [`TAG_HEADER`] value; `None`: missing).
@@ -334,25 +334,10 @@ impl RefusalLog {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
-}
-
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() != 2 * TAG_LEN {
-        return None;
-    }
-    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| Some(digit(p[0])? << 4 | digit(p[1])?))
-        .collect()
+    (s.len() == 2 * TAG_LEN)
+        .then(|| crate::hex::decode(s))
+        .flatten()
 }
 
 #[cfg(test)]
@@ -380,7 +365,7 @@ mod tests {
         let mut m = HmacSha256::new_from_slice(b"Jefe")?;
         m.update(b"what do ya want for nothing?");
         assert_eq!(
-            hex(&m.finalize().into_bytes()),
+            crate::hex::encode(&m.finalize().into_bytes()),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
         let mut block = [0u8; 64];
@@ -388,7 +373,7 @@ mod tests {
         let mut padded = <HmacSha256 as hmac::digest::KeyInit>::new(&block.into());
         padded.update(b"what do ya want for nothing?");
         assert_eq!(
-            hex(&padded.finalize().into_bytes()),
+            crate::hex::encode(&padded.finalize().into_bytes()),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
         Ok(())

@@ -79,17 +79,6 @@ pub fn is_literal_key(key: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Lowercase hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 15)]));
-    }
-    s
-}
-
 /// The subject token of an idempotency key: the key itself when [`is_literal_key`], else
 /// `~` + hex SHA-256 of the key.
 pub fn key_token(key: &IdempotencyKey) -> String {
@@ -97,7 +86,7 @@ pub fn key_token(key: &IdempotencyKey) -> String {
     if is_literal_key(k) {
         k.to_owned()
     } else {
-        format!("~{}", hex(&Sha256::digest(k.as_bytes())))
+        format!("~{}", crate::hex::encode(&Sha256::digest(k.as_bytes())))
     }
 }
 
@@ -111,7 +100,7 @@ pub fn random_token() -> String {
     use rand_core::{OsRng, RngCore};
     let mut b = [0u8; 16];
     OsRng.fill_bytes(&mut b);
-    format!("~r{}", hex(&b))
+    format!("~r{}", crate::hex::encode(&b))
 }
 
 /// The subject of one upload: `zeppelin.up.<stream>.<token>`.
@@ -206,10 +195,10 @@ mod tests {
         assert_ne!(dotted, key_token(&key("a/c")));
         assert!(key_is_hashed(&key("device-1/0")));
         // The known digest checks the hashing and the hex encoding.
-        assert_eq!(hex(&Sha256::digest(b"abc")), abc);
+        assert_eq!(crate::hex::encode(&Sha256::digest(b"abc")), abc);
         assert_eq!(
             key_token(&key("abc!")),
-            format!("~{}", hex(&Sha256::digest(b"abc!")))
+            format!("~{}", crate::hex::encode(&Sha256::digest(b"abc!")))
         );
     }
 

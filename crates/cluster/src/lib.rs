@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod combine;
 pub mod connect;
+mod hex;
 pub mod jobs;
 pub mod layout;
 pub mod receipts;

@@ -49,11 +49,6 @@ const FETCH_EXPIRES: Duration = Duration::from_secs(5);
 /// The message header holding the hex SHA-256 of an upload's body.
 pub const DIGEST_HEADER: &str = "Zeppelin-Body-Sha256";
 
-/// The lower-case hex form of a digest.
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Connects to the NATS servers of `options` (credentials and TLS: [`crate::connect`]); the
 /// client reconnects to any of them, without limit, when a connection drops.
 pub async fn connect(options: &NatsOptions) -> StoreResult<async_nats::Client> {
@@ -216,7 +211,10 @@ impl NatsStore {
 
         let mut headers = HeaderMap::new();
         headers.insert("Nats-Expected-Last-Subject-Sequence", "0");
-        headers.insert(DIGEST_HEADER, hex(&body_digest(&request.body)).as_str());
+        headers.insert(
+            DIGEST_HEADER,
+            crate::hex::encode(&body_digest(&request.body)).as_str(),
+        );
         if let Some(k) = key.as_ref().filter(|k| layout::key_is_hashed(k)) {
             headers.insert(layout::KEY_HEADER, k.as_str());
         }
@@ -350,7 +348,7 @@ impl NatsStore {
                         .and_then(|h| h.get(DIGEST_HEADER))
                         .map(|v| v.as_str().to_owned());
                     if let Some(recorded) = recorded {
-                        if recorded != hex(&body_digest(&message.payload)) {
+                        if recorded != crate::hex::encode(&body_digest(&message.payload)) {
                             tracing::error!(%stream, id = seq, "stored upload does not match its digest");
                             return Err(StoreError::DigestMismatch {
                                 stream: stream.clone(),

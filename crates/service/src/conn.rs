@@ -324,7 +324,9 @@ async fn linger<S: AsyncRead + AsyncWrite + Unpin>(mut io: S) {
     if io.shutdown().await.is_err() {
         return;
     }
-    let mut buf = vec![0u8; 16 * 1024];
+    // In the connection task's own state: most connections end with the client's close, and
+    // the first read then returns 0, so no allocation for what is usually nothing.
+    let mut buf = [0u8; 4096];
     let mut left = LINGER_BYTES;
     let _ = tokio::time::timeout(LINGER_TIME, async {
         while left > 0 {

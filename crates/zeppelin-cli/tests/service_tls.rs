@@ -17,6 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 mod credentials;
+#[path = "../../cluster/tests/support/pki.rs"]
+mod pki;
+
+use pki::Pki;
 
 type TestResult<T = ()> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -43,105 +47,16 @@ impl Drop for Server {
     }
 }
 
-/// A test PKI: a CA, the server's certificate for 127.0.0.1, device certificates.
-struct Pki {
-    dir: PathBuf,
-}
-
-impl Pki {
-    fn openssl(&self, args: &[&str]) -> TestResult {
-        run(Command::new("openssl").current_dir(&self.dir).args(args)).map(drop)
-    }
-
-    /// A self-signed CA `name` (name.pem, name.key).
-    fn ca(&self, name: &str) -> TestResult {
-        self.openssl(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.pem"),
-            "-days",
-            "2",
-            "-subj",
-            &format!("/CN={name}"),
-        ])
-    }
-
-    /// A certificate `name` (name.pem, name.key) for `cn`, signed by CA `ca`, with
-    /// `extensions` (an openssl extension file's lines).
-    fn leaf(&self, name: &str, cn: &str, ca: &str, extensions: &str) -> TestResult {
-        std::fs::write(self.dir.join(format!("{name}.ext")), extensions)?;
-        self.openssl(&[
-            "req",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.csr"),
-            "-subj",
-            &format!("/O=zeppelin test/CN={cn}"),
-        ])?;
-        self.openssl(&[
-            "x509",
-            "-req",
-            "-in",
-            &format!("{name}.csr"),
-            "-CA",
-            &format!("{ca}.pem"),
-            "-CAkey",
-            &format!("{ca}.key"),
-            "-CAcreateserial",
-            "-out",
-            &format!("{name}.pem"),
-            "-days",
-            "2",
-            "-extfile",
-            &format!("{name}.ext"),
-        ])
-    }
-
-    fn device(&self, name: &str, cn: &str, ca: &str) -> TestResult {
-        self.leaf(
-            name,
-            cn,
-            ca,
-            "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
-        )
-    }
-
-    fn path(&self, file: &str) -> PathBuf {
-        self.dir.join(file)
-    }
-}
-
+/// The test PKI (CA `ca`, the server's certificate for 127.0.0.1) with a second CA and the
+/// device certificates: `dev` and `rogue-dev` (common name `dev`, signed by `rogue-ca`),
+/// `stranger` and `other`.
 fn pki(dir: &Path) -> TestResult<Pki> {
-    let pki = Pki {
-        dir: dir.join("pki"),
-    };
-    std::fs::create_dir_all(&pki.dir)?;
-    pki.ca("ca")?;
+    let pki = Pki::new(dir)?;
     pki.ca("rogue-ca")?;
-    pki.leaf(
-        "server",
-        "localhost",
-        "ca",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
-    )?;
-    pki.device("dev", "dev", "ca")?;
-    pki.device("rogue-dev", "dev", "rogue-ca")?;
-    pki.device("stranger", "stranger", "ca")?;
-    pki.device("other", "other", "ca")?;
+    pki.client("dev", "dev", "ca")?;
+    pki.client("rogue-dev", "dev", "rogue-ca")?;
+    pki.client("stranger", "stranger", "ca")?;
+    pki.client("other", "other", "ca")?;
     Ok(pki)
 }
 

@@ -30,12 +30,7 @@ impl Pki {
             "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
              keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
         )?;
-        pki.leaf(
-            "client",
-            "zeppelin-worker",
-            "ca",
-            "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
-        )?;
+        pki.client("client", "zeppelin-worker", "ca")?;
         Ok(pki)
     }
 
@@ -119,6 +114,16 @@ impl Pki {
             &format!("{name}.ext"),
         ])?;
         self.private(name)
+    }
+
+    /// A client certificate `name` for common name `cn`, signed by CA `ca`.
+    pub fn client(&self, name: &str, cn: &str, ca: &str) -> PkiResult {
+        self.leaf(
+            name,
+            cn,
+            ca,
+            "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
+        )
     }
 
     /// `dir/pki/file`.
