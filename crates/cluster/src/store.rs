@@ -33,7 +33,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use zeppelin_service::names::{IdempotencyKey, StreamName};
 use zeppelin_service::store::{
-    body_digest, AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult,
+    body_sha256, AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult,
     StoredUpload, StreamInfo, UploadStore,
 };
 
@@ -213,7 +213,7 @@ impl NatsStore {
         headers.insert("Nats-Expected-Last-Subject-Sequence", "0");
         headers.insert(
             DIGEST_HEADER,
-            crate::hex::encode(&body_digest(&request.body)).as_str(),
+            crate::hex::encode(&body_sha256(&request.body)).as_str(),
         );
         if let Some(k) = key.as_ref().filter(|k| layout::key_is_hashed(k)) {
             headers.insert(layout::KEY_HEADER, k.as_str());
@@ -348,7 +348,7 @@ impl NatsStore {
                         .and_then(|h| h.get(DIGEST_HEADER))
                         .map(|v| v.as_str().to_owned());
                     if let Some(recorded) = recorded {
-                        if recorded != crate::hex::encode(&body_digest(&message.payload)) {
+                        if recorded != crate::hex::encode(&body_sha256(&message.payload)) {
                             tracing::error!(%stream, id = seq, "stored upload does not match its digest");
                             return Err(StoreError::DigestMismatch {
                                 stream: stream.clone(),

@@ -35,6 +35,7 @@ pub mod client;
 mod codec;
 mod conn;
 pub mod error;
+pub mod heap;
 mod http;
 mod limits;
 pub mod linear;
@@ -257,7 +258,8 @@ async fn wait_for_signal() -> &'static str {
 
 /// Starts the service on `listener` over `store` (see [`ServiceConfig`] for the limits),
 /// aggregating in process ([`LocalAggregator`]). Must be called inside a multi-threaded
-/// tokio runtime.
+/// tokio runtime. Sets the process's allocator to keep freed memory for the next
+/// aggregation ([`heap::retain_freed_memory`]), as [`start_with_aggregator`] does.
 pub async fn start(
     listener: tokio::net::TcpListener,
     store: Arc<dyn UploadStore>,
@@ -275,6 +277,7 @@ pub async fn start_with_aggregator(
     keys: StartKeys,
     aggregator: Arc<dyn Aggregator>,
 ) -> Result<ServiceHandle, StartError> {
+    heap::retain_freed_memory();
     let codec = config.preset.codec().map_err(|source| StartError::Preset {
         preset: config.preset.name(),
         source,

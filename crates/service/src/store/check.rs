@@ -56,8 +56,9 @@ fn exists(path: &Path) -> bool {
 /// - the database missing while its `-wal` or `-shm` exists (the WAL is part of the store);
 /// - not a regular file, empty, shorter than a header, not an SQLite file;
 /// - without a `-wal`, shorter than the page count its header records, or not a whole
-///   number of pages (cut). With a `-wal`, the pages it holds complete the file, and
-///   `PRAGMA quick_check` after the open checks the result instead.
+///   number of pages (cut). With a `-wal` (or the `-journal` of a migration's `VACUUM` cut
+///   short), the pages it holds complete the file, and `PRAGMA quick_check` after the open
+///   checks the result instead.
 ///
 /// `may_create`: a missing database without sidecars is a new store (`serve`); otherwise it
 /// is refused (a backup or check of nothing).
@@ -120,7 +121,11 @@ pub(super) fn files_before_open(path: &Path, may_create: bool) -> StoreResult<()
         ));
     }
     let wal_holds_pages = fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
-    if !wal_holds_pages {
+    // A rollback journal left by a crash inside a migration's VACUUM: SQLite restores the
+    // file from it at open.
+    let journal = sidecar(path, "-journal");
+    let journal_holds_pages = fs::metadata(&journal).is_ok_and(|m| m.len() > 0);
+    if !wal_holds_pages && !journal_holds_pages {
         let field = |at: usize| {
             u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
         };
@@ -259,14 +264,19 @@ fn digests(conn: &Connection, path: &Path) -> StoreResult<()> {
         if body_digest(body).as_slice() != digest {
             let name: String = row.get(0).map_err(damaged(path))?;
             let id: i64 = row.get(1).map_err(damaged(path))?;
-            let shown: String = name.chars().take(64).collect();
-            return Err(refuse(
-                path,
-                format!("stream {shown:?}: upload {id} does not match its digest"),
-            ));
+            return Err(upload_damaged(path, &name, id));
         }
     }
     Ok(())
+}
+
+/// The refusal of a store whose upload `id` of stream `name` does not match its digest.
+pub(super) fn upload_damaged(path: &Path, name: &str, id: i64) -> StoreError {
+    let shown: String = name.chars().take(64).collect();
+    refuse(
+        path,
+        format!("stream {shown:?}: upload {id} does not match its digest"),
+    )
 }
 
 /// Opens an existing store for reading without creating or migrating anything.

@@ -21,7 +21,7 @@ use bytes::Bytes;
 use crate::names::{IdempotencyKey, StreamName};
 
 pub use check::{backup, check_store, StoreSummary};
-pub use sqlite::{body_digest, SqliteStore, DB_FILE, SCHEMA_VERSION};
+pub use sqlite::{body_digest, body_sha256, SqliteStore, DB_FILE, PAGE_SIZE, SCHEMA_VERSION};
 
 /// A boxed `Send` future (the trait's methods return these so that it can be used as
 /// `dyn UploadStore`).
@@ -155,7 +155,7 @@ pub enum StoreError {
     /// The request cannot be stored by this backend (the reason is in the text).
     #[error("not supported by this store: {0}")]
     Unsupported(String),
-    /// A stored upload's bytes no longer match the SHA-256 digest stored with them (the
+    /// A stored upload's bytes no longer match the digest stored with them (the
     /// store was damaged or edited).
     #[error("stream {stream}: stored upload {id} does not match its digest")]
     DigestMismatch {
