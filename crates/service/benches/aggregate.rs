@@ -3,8 +3,9 @@
 //! every upload to a SEAL ciphertext (`sum_uploads_seal_form`, the path before the linear
 //! sums) and accumulated with `c1` in NTT form (`sum_uploads`), on one core and on all.
 //! Then the whole aggregation from a SQLite store of 2,048 such uploads (`Aggregation::run`:
-//! the rows read in chunks of 256 with their digests checked, beside the computation), and
-//! the store reads alone, which bound it. Throughput is reported as uploads per second.
+//! the rows read in chunks of 256 beside the computation), and the store reads alone, each
+//! from disk (digests checked) and from the recent uploads the store keeps in memory.
+//! Throughput is reported as uploads per second.
 //!
 //! ```text
 //! cargo bench -p zeppelin-service --bench aggregate
@@ -136,38 +137,50 @@ fn bench(c: &mut Criterion) {
             })
         },
     );
-    group.bench_function(format!("read {STORED} uploads in chunks of 256"), |b| {
-        b.iter(|| {
-            runtime.block_on(async {
-                let (mut after, mut read) = (0, 0);
-                loop {
-                    let chunk = store
-                        .read_chunk(&stream, after, i64::MAX as u64, 256)
-                        .await
-                        .expect("read");
-                    let Some(last) = chunk.last() else { break };
-                    after = last.id;
-                    read += chunk.len();
-                }
-                assert_eq!(read, STORED);
-            })
-        })
-    });
-    group.bench_function(format!("sum of {STORED} uploads (Aggregation::run)"), |b| {
-        b.iter(|| {
-            let aggregation = Aggregation {
-                store: store.clone(),
-                codec: codec.clone(),
-                evaluator: eval.clone(),
-                relin: None,
-                chunk: 256,
-            };
-            let sum = runtime
-                .block_on(aggregation.run(stream.clone(), AggregateOp::Sum))
-                .expect("sum");
-            assert_eq!(sum.count, STORED as u64);
-        })
-    });
+    // The same rows from disk (a store keeping no recent uploads, as after a restart) and
+    // from the recent uploads the appending store still holds in memory.
+    let disk: Arc<dyn UploadStore> =
+        Arc::new(SqliteStore::open_with_recent_bytes(dir.path(), 0).expect("store"));
+    for (from, store) in [("from disk", &disk), ("recent, from memory", &store)] {
+        group.bench_function(
+            format!("read {STORED} uploads in chunks of 256, {from}"),
+            |b| {
+                b.iter(|| {
+                    runtime.block_on(async {
+                        let (mut after, mut read) = (0, 0);
+                        loop {
+                            let chunk = store
+                                .read_chunk(&stream, after, i64::MAX as u64, 256)
+                                .await
+                                .expect("read");
+                            let Some(last) = chunk.last() else { break };
+                            after = last.id;
+                            read += chunk.len();
+                        }
+                        assert_eq!(read, STORED);
+                    })
+                })
+            },
+        );
+        group.bench_function(
+            format!("sum of {STORED} uploads (Aggregation::run), {from}"),
+            |b| {
+                b.iter(|| {
+                    let aggregation = Aggregation {
+                        store: store.clone(),
+                        codec: codec.clone(),
+                        evaluator: eval.clone(),
+                        relin: None,
+                        chunk: 256,
+                    };
+                    let sum = runtime
+                        .block_on(aggregation.run(stream.clone(), AggregateOp::Sum))
+                        .expect("sum");
+                    assert_eq!(sum.count, STORED as u64);
+                })
+            },
+        );
+    }
     group.finish();
 }
 

@@ -85,7 +85,7 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run the aggregation service over HTTP (docs/server.md) on a durable store: SQLite in
     /// DIR (--data) or NATS JetStream (--store nats://...).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// The service's credentials: register, revoke and list devices, issue the owner token.
     Devices(devices::DevicesArgs),
     /// Run an aggregation worker of the NATS JetStream cluster (sums shards of jobs).

@@ -35,6 +35,15 @@ pub struct ServeArgs {
         conflicts_with = "store"
     )]
     pub data: Option<PathBuf>,
+    /// Bytes of the most recent uploads the SQLite store keeps in memory: aggregations take
+    /// them from there instead of reading the disk back (0: every read from disk).
+    #[arg(
+        long,
+        env = "ZEPPELIN_RECENT_BYTES",
+        value_name = "BYTES",
+        default_value_t = zeppelin_service::store::DEFAULT_RECENT_BYTES
+    )]
+    pub recent_bytes: usize,
     /// NATS JetStream store: comma-separated `nats://HOST:PORT` (or `tls://`) URLs of the
     /// cluster; credentials as `nats://USER:PASS@HOST` or `nats://TOKEN@HOST` (prefer the
     /// environment variable to the command line, which other users can see).
@@ -129,8 +138,9 @@ pub struct ServeArgs {
 
 /// Where the uploads live.
 enum StoreChoice<'a> {
-    /// The embedded SQLite store in a data directory.
-    Sqlite(&'a Path),
+    /// The embedded SQLite store in a data directory, keeping this many bytes of recent
+    /// uploads in memory.
+    Sqlite(&'a Path, usize),
     /// NATS JetStream at these URLs, creating streams with this many replicas.
     Nats {
         options: zeppelin_cluster::connect::NatsOptions,
@@ -141,7 +151,7 @@ enum StoreChoice<'a> {
 impl ServeArgs {
     fn store_choice(&self) -> CliResult<StoreChoice<'_>> {
         match (&self.data, &self.store) {
-            (Some(dir), None) => Ok(StoreChoice::Sqlite(dir)),
+            (Some(dir), None) => Ok(StoreChoice::Sqlite(dir, self.recent_bytes)),
             (None, Some(urls)) => Ok(StoreChoice::Nats {
                 options: self.nats_args.options(urls),
                 replicas: self.replicas,
@@ -161,10 +171,10 @@ struct OpenedStore {
 
 async fn open_store(choice: StoreChoice<'_>) -> CliResult<OpenedStore> {
     Ok(match choice {
-        StoreChoice::Sqlite(dir) => OpenedStore {
+        StoreChoice::Sqlite(dir, recent_bytes) => OpenedStore {
             store: Arc::new({
                 check_data_dir(dir)?;
-                SqliteStore::open(dir)?
+                SqliteStore::open_with_recent_bytes(dir, recent_bytes)?
             }),
             nats: None,
         },
@@ -301,7 +311,7 @@ async fn serve(
 ) -> CliResult<()> {
     let replicas = match choice {
         StoreChoice::Nats { replicas, .. } => replicas,
-        StoreChoice::Sqlite(_) => 1,
+        StoreChoice::Sqlite(..) => 1,
     };
     let OpenedStore { store, nats } = open_store(choice).await?;
     // With NATS the worker group aggregates unless --aggregate local (the job stream and the

@@ -355,7 +355,9 @@ fn a_flipped_bit_fails_the_aggregation_until_the_upload_is_deleted() -> TestResu
     for i in 0..3 {
         assert_eq!(f.upload(&server.addr, "s", &f.ciphertext(i)?)?.status, 201);
     }
-    // One bit of upload 2's body, flipped in the file while the server runs.
+    // One bit of upload 2's body, flipped in the file. The running server would still sum
+    // the bytes it committed (its recent uploads are in memory); restarted, it reads the disk.
+    server.stop()?;
     let conn = rusqlite::Connection::open(f.data.join(DB_FILE))?;
     let mut body: Vec<u8> =
         conn.query_row("SELECT body FROM uploads WHERE seq = 2", [], |r| r.get(0))?;
@@ -363,6 +365,7 @@ fn a_flipped_bit_fails_the_aggregation_until_the_upload_is_deleted() -> TestResu
     body[middle] ^= 0x01;
     conn.execute("UPDATE uploads SET body = ?1 WHERE seq = 2", [&body])?;
     drop(conn);
+    let server = serve(&f.data, &f.keys)?;
 
     let a = f.aggregate(&server.addr, "s", r#"{"op":"sum"}"#)?;
     assert_eq!(a.status, 500, "{}", a.text());

@@ -11,6 +11,7 @@
 //! [`StreamInfo::last_id`] reads exactly the uploads up to it while more arrive.
 
 mod check;
+mod recent;
 mod sqlite;
 
 use std::future::Future;
@@ -21,6 +22,7 @@ use bytes::Bytes;
 use crate::names::{IdempotencyKey, StreamName};
 
 pub use check::{backup, check_store, StoreSummary};
+pub use recent::DEFAULT_RECENT_BYTES;
 pub use sqlite::{body_digest, body_sha256, SqliteStore, DB_FILE, PAGE_SIZE, SCHEMA_VERSION};
 
 /// A boxed `Send` future (the trait's methods return these so that it can be used as

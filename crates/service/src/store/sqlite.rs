@@ -16,6 +16,11 @@
 //!   `PRAGMA quick_check` and every stream's count against its rows.
 //! - Readers use their own connections (WAL lets them read while the writer writes), on
 //!   tokio's blocking threads.
+//! - The bodies of the most recent committed uploads stay in memory, up to a bound in bytes
+//!   ([`RecentUploads`](super::recent), 256 MiB by default): a read of them (an aggregation
+//!   of what was just uploaded) takes them from there, the bytes the digest was computed
+//!   from at append, instead of reading the disk back. A committed delete removes its
+//!   uploads from there before it is answered; every other read comes from disk.
 //! - `PRAGMA application_id` marks the file as a Zeppelin store and `PRAGMA user_version`
 //!   holds [`SCHEMA_VERSION`]; versions 2 and 3 are migrated at open (digests computed
 //!   from the stored bodies in one transaction, after version 3's SHA-256 digests were
@@ -29,6 +34,7 @@ use bytes::Bytes;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot};
 
+use super::recent::RecentUploads;
 use super::{
     AppendRequest, Appended, BoxFuture, DeleteTarget, StoreError, StoreResult, StoredUpload,
     StreamInfo, UploadStore,
@@ -125,6 +131,7 @@ struct Inner {
     writer: Mutex<Option<mpsc::Sender<Job>>>,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
     readers: Mutex<Vec<Connection>>,
+    recent: Arc<RecentUploads>,
 }
 
 /// The SQLite store in a data directory (see the module documentation).
@@ -159,7 +166,23 @@ impl SqliteStore {
     /// Opens (creating it if needed) the store in `dir`: `dir/zeppelin.sqlite3`, after the
     /// checks of the module documentation (refused with [`StoreError::Damaged`],
     /// [`StoreError::NotAStore`] or [`StoreError::SchemaVersion`], each naming the file).
+    /// It keeps the last [`DEFAULT_RECENT_BYTES`](super::DEFAULT_RECENT_BYTES) of committed
+    /// uploads in memory ([`SqliteStore::open_with_recent_bytes`]).
     pub fn open(dir: &Path) -> StoreResult<Self> {
+        Self::open_with_recent_bytes(dir, super::DEFAULT_RECENT_BYTES)
+    }
+
+    /// [`SqliteStore::open`], keeping at most `recent_bytes` of the most recent committed
+    /// uploads in memory for reads (0: every read comes from disk).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = zeppelin_service::store::SqliteStore::open_with_recent_bytes(dir.path(), 0)?;
+    /// assert!(store.path().ends_with("zeppelin.sqlite3"));
+    /// # Ok(()) }
+    /// ```
+    pub fn open_with_recent_bytes(dir: &Path, recent_bytes: usize) -> StoreResult<Self> {
         let io = |source| StoreError::Io {
             path: dir.display().to_string(),
             source,
@@ -174,9 +197,11 @@ impl SqliteStore {
         init_schema(&mut conn, &path)?;
         super::check::consistency(&conn, &path)?;
         let (tx, rx) = mpsc::channel(QUEUE);
+        let recent = Arc::new(RecentUploads::new(recent_bytes));
+        let writer_recent = recent.clone();
         let writer_thread = std::thread::Builder::new()
             .name("zeppelin-store-writer".into())
-            .spawn(move || writer_loop(conn, rx))
+            .spawn(move || writer_loop(conn, rx, &writer_recent))
             .map_err(io)?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -184,6 +209,7 @@ impl SqliteStore {
                 writer: Mutex::new(Some(tx)),
                 writer_thread: Mutex::new(Some(writer_thread)),
                 readers: Mutex::new(Vec::new()),
+                recent,
             }),
         })
     }
@@ -361,7 +387,7 @@ fn repage(conn: &Connection) -> rusqlite::Result<()> {
     configure(conn)
 }
 
-fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Job>) {
+fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Job>, recent: &RecentUploads) {
     while let Some(first) = rx.blocking_recv() {
         let mut bytes = first.size();
         let mut batch = vec![first];
@@ -374,7 +400,7 @@ fn writer_loop(mut conn: Connection, mut rx: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
-        commit_batch(&mut conn, batch);
+        commit_batch(&mut conn, batch, recent);
     }
     tracing::debug!("store writer: queue closed, every append committed");
 }
@@ -392,8 +418,9 @@ impl Job {
 /// Applies every job in one transaction, each in its own savepoint, and answers each after
 /// the commit. A job whose SQL fails is rolled back to its savepoint alone and answered with
 /// [`StoreError::WriteFailed`]; the others still commit. Only a failure of the transaction
-/// itself (begin, a savepoint's rollback, the commit) fails the whole batch.
-fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
+/// itself (begin, a savepoint's rollback, the commit) fails the whole batch. After the commit
+/// and before any answer, `recent` takes the new uploads and loses the deleted ones.
+fn commit_batch(conn: &mut Connection, batch: Vec<Job>, recent: &RecentUploads) {
     let size = batch.len();
     let result = (|| -> rusqlite::Result<Vec<StoreResult<Done>>> {
         let mut tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -423,6 +450,20 @@ fn commit_batch(conn: &mut Connection, batch: Vec<Job>) {
     match result {
         Ok(outcomes) => {
             tracing::trace!(appends = size, "store: batch committed");
+            for (job, outcome) in batch.iter().zip(&outcomes) {
+                match (&job.work, outcome) {
+                    (Work::Append(request), Ok(Done::Appended(a))) if !a.duplicate => {
+                        recent.insert(&request.stream, a.id, request.body.clone());
+                    }
+                    (Work::Delete { stream, target }, Ok(Done::Deleted(n))) if *n > 0 => {
+                        match target {
+                            DeleteTarget::Upload(id) => recent.remove(stream, *id),
+                            DeleteTarget::Device(_) => recent.remove_stream(stream),
+                        }
+                    }
+                    _ => {}
+                }
+            }
             for (job, outcome) in batch.into_iter().zip(outcomes) {
                 // A client that gave up (timed out) no longer listens; its upload is stored.
                 let _ = job.reply.send(outcome);
@@ -689,66 +730,117 @@ impl UploadStore for SqliteStore {
         max: usize,
     ) -> BoxFuture<'a, StoreResult<Vec<StoredUpload>>> {
         let name = stream.clone();
+        let recent = self.inner.recent.clone();
         self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT u.seq, u.body, u.digest FROM uploads u JOIN streams s \
-                 ON u.stream_id = s.id \
-                 WHERE s.name = ?1 AND u.seq > ?2 AND u.seq <= ?3 ORDER BY u.seq LIMIT ?4",
-            )?;
+            // One snapshot for the ids and the bodies read from disk.
+            let snapshot = conn.unchecked_transaction()?;
             let limit = i64::try_from(max).unwrap_or(i64::MAX);
-            let rows = stmt.query_map(
-                params![name.as_str(), as_sql(after)?, as_sql(through)?, limit],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, Vec<u8>>(1)?,
-                        r.get::<_, Vec<u8>>(2)?,
-                    ))
-                },
-            )?;
+            // The ids come from the (stream_id, seq) index alone (it holds the rowids).
+            let rows: Vec<(i64, u64)> = {
+                let mut stmt = snapshot.prepare_cached(
+                    "SELECT u.rowid, u.seq FROM uploads u JOIN streams s \
+                     ON u.stream_id = s.id \
+                     WHERE s.name = ?1 AND u.seq > ?2 AND u.seq <= ?3 ORDER BY u.seq LIMIT ?4",
+                )?;
+                let found = stmt.query_map(
+                    params![name.as_str(), as_sql(after)?, as_sql(through)?, limit],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+                )?;
+                let mut rows = Vec::new();
+                for row in found {
+                    let (rowid, seq) = row?;
+                    rows.push((rowid, as_count(seq)?));
+                }
+                rows
+            };
             // Ids may have gaps (deleted uploads); the count checked at start and the
             // aggregation's own count check catch rows missing otherwise.
-            //
-            // Each row's digest is checked on the rayon pool while this thread reads the next
-            // rows (BLAKE3 of a 98 KB body costs about as much as reading it): the statement
-            // stays on this thread (`in_place_scope`), the bodies move to the tasks and come
-            // back through a channel with their verdicts. Hashing on this thread instead was
-            // slower: 44k against 62k uploads/s read, 2 cores.
-            let (checked_tx, checked_rx) = std::sync::mpsc::channel();
-            rayon::in_place_scope(|scope| -> StoreResult<()> {
-                for row in rows {
-                    let (seq, body, digest) = row?;
-                    let id = as_count(seq)?;
-                    let checked_tx = checked_tx.clone();
-                    scope.spawn(move |_| {
-                        let intact = body_digest(&body).as_slice() == digest.as_slice();
-                        // The receiver lives until the scope has ended.
-                        let _ = checked_tx.send((id, body, intact));
+            let ids: Vec<u64> = rows.iter().map(|&(_, id)| id).collect();
+            let mut bodies = recent.get_many(&name, &ids);
+            if bodies.iter().any(Option::is_none) {
+                // Each row's digest is checked on the rayon pool while this thread reads the
+                // next rows (BLAKE3 of a 98 KB body costs about as much as reading it): the
+                // statements stay on this thread (`in_place_scope`), the bodies move to the
+                // tasks and come back through a channel with their verdicts. Hashing on this
+                // thread instead was slower: 44k against 62k uploads/s read, 2 cores.
+                let (checked_tx, checked_rx) = std::sync::mpsc::channel();
+                let none_held = bodies.iter().all(Option::is_none);
+                rayon::in_place_scope(|scope| -> StoreResult<()> {
+                    let check = |at: usize, id: u64, body: Vec<u8>, digest: Vec<u8>| {
+                        let checked_tx = checked_tx.clone();
+                        scope.spawn(move |_| {
+                            let intact = body_digest(&body).as_slice() == digest.as_slice();
+                            // The receiver lives until the scope has ended.
+                            let _ = checked_tx.send((at, id, body, intact));
+                        });
+                    };
+                    if none_held {
+                        // The whole range from disk: one scan (17 % faster than a lookup
+                        // per row), the same rows as the ids in this snapshot.
+                        let mut stmt = snapshot.prepare_cached(
+                            "SELECT u.seq, u.body, u.digest FROM uploads u JOIN streams s \
+                             ON u.stream_id = s.id \
+                             WHERE s.name = ?1 AND u.seq > ?2 AND u.seq <= ?3 \
+                             ORDER BY u.seq LIMIT ?4",
+                        )?;
+                        let found = stmt.query_map(
+                            params![name.as_str(), as_sql(after)?, as_sql(through)?, limit],
+                            |r| {
+                                Ok((
+                                    r.get::<_, i64>(0)?,
+                                    r.get::<_, Vec<u8>>(1)?,
+                                    r.get::<_, Vec<u8>>(2)?,
+                                ))
+                            },
+                        )?;
+                        for (at, row) in found.enumerate() {
+                            let (seq, body, digest) = row?;
+                            let id = as_count(seq)?;
+                            if ids.get(at) != Some(&id) {
+                                return Err(StoreError::Corrupt(format!(
+                                    "stream {name}: upload {id} read where the index has another"
+                                )));
+                            }
+                            check(at, id, body, digest);
+                        }
+                    } else {
+                        let mut stmt = snapshot
+                            .prepare_cached("SELECT body, digest FROM uploads WHERE rowid = ?1")?;
+                        for (at, (&(rowid, id), held)) in rows.iter().zip(&bodies).enumerate() {
+                            if held.is_none() {
+                                let (body, digest) =
+                                    stmt.query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                                check(at, id, body, digest);
+                            }
+                        }
+                    }
+                    Ok(())
+                })?;
+                drop(checked_tx);
+                let mut damaged: Option<u64> = None;
+                for (at, id, body, intact) in checked_rx {
+                    if !intact {
+                        damaged = Some(damaged.map_or(id, |d| d.min(id)));
+                    }
+                    bodies[at] = Some(Bytes::from(body));
+                }
+                if let Some(id) = damaged {
+                    tracing::error!(stream = %name, id, "stored upload does not match its digest");
+                    return Err(StoreError::DigestMismatch {
+                        stream: name.clone(),
+                        id,
                     });
                 }
-                Ok(())
-            })?;
-            drop(checked_tx);
-            let mut rows: Vec<(u64, Vec<u8>, bool)> = checked_rx.into_iter().collect();
-            rows.sort_unstable_by_key(|(id, _, _)| *id);
-            let damaged = rows
-                .iter()
-                .find(|(_, _, intact)| !intact)
-                .map(|(id, _, _)| *id);
-            if let Some(id) = damaged {
-                tracing::error!(stream = %name, id, "stored upload does not match its digest");
-                return Err(StoreError::DigestMismatch {
-                    stream: name.clone(),
-                    id,
-                });
             }
-            Ok(rows
-                .into_iter()
-                .map(|(id, body, _)| StoredUpload {
-                    id,
-                    body: Bytes::from(body),
+            ids.into_iter()
+                .zip(bodies)
+                .map(|(id, body)| {
+                    let body = body.ok_or_else(|| {
+                        StoreError::Corrupt(format!("stream {name}: upload {id} was not read"))
+                    })?;
+                    Ok(StoredUpload { id, body })
                 })
-                .collect())
+                .collect()
         })
     }
 
@@ -872,7 +964,7 @@ mod tests {
                 }
             })
             .collect();
-        commit_batch(&mut conn, batch);
+        commit_batch(&mut conn, batch, &RecentUploads::new(0));
         let mut outcomes = Vec::new();
         for answer in answers {
             outcomes.push(match answer.await? {
@@ -896,7 +988,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_flipped_bit_is_a_digest_mismatch_naming_the_upload() -> TestResult {
         let dir = tempfile::tempdir()?;
-        let store = SqliteStore::open(dir.path())?;
+        // Every read from disk (the recent uploads are the next test's).
+        let store = SqliteStore::open_with_recent_bytes(dir.path(), 0)?;
         for i in 0..3 {
             store.append(request("s", body(i, 5000), None)).await?;
         }
@@ -914,6 +1007,56 @@ mod tests {
         match check_store(dir.path()) {
             Err(StoreError::Damaged { problem, .. }) if problem.contains("upload 2") => {}
             other => return Err(format!("check: {other:?}").into()),
+        }
+        store.close().await?;
+        Ok(())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn recent_uploads_are_read_from_memory_and_deletes_leave_it() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        for (i, device) in ["a", "b", "a", "b"].into_iter().enumerate() {
+            store
+                .append(request("s", body(i as u8, 5000), Some(device)))
+                .await?;
+        }
+        // The disk copy of upload 2 damaged: the recent uploads are the bytes committed.
+        let conn = db(dir.path());
+        conn.execute("UPDATE uploads SET body = x'00' WHERE seq = 2", [])?;
+        let read = store.read_chunk(&stream("s"), 0, 4, 10).await?;
+        let expected: Vec<Vec<u8>> = (0..4).map(|i| body(i, 5000)).collect();
+        let bodies: Vec<&[u8]> = read.iter().map(|u| u.body.as_ref()).collect();
+        assert_eq!(
+            bodies,
+            expected.iter().map(Vec::as_slice).collect::<Vec<_>>()
+        );
+        // A delete leaves memory too: the rest is what the disk holds.
+        store.delete(&stream("s"), DeleteTarget::Upload(3)).await?;
+        assert_eq!(ids(&store, "s").await?, vec![1, 2, 4]);
+        store
+            .delete(&stream("s"), DeleteTarget::Device(DeviceName::new("b")?))
+            .await?;
+        // Upload 1 now comes from disk (the stream's recent uploads were dropped): intact.
+        let read = store.read_chunk(&stream("s"), 0, 4, 10).await?;
+        assert_eq!(read.len(), 1);
+        assert_eq!(
+            (read[0].id, read[0].body.as_ref()),
+            (1, expected[0].as_slice())
+        );
+        store.close().await?;
+        // Reopened, nothing is held: the damage is found on disk.
+        let dir = tempfile::tempdir()?;
+        let store = SqliteStore::open(dir.path())?;
+        for i in 0..2 {
+            store.append(request("s", body(i, 5000), None)).await?;
+        }
+        store.close().await?;
+        db(dir.path()).execute("UPDATE uploads SET body = x'00' WHERE seq = 2", [])?;
+        let store = SqliteStore::open(dir.path())?;
+        match store.read_chunk(&stream("s"), 0, 2, 10).await {
+            Err(StoreError::DigestMismatch { id: 2, .. }) => {}
+            other => return Err(format!("read: {other:?}").into()),
         }
         store.close().await?;
         Ok(())
