@@ -75,12 +75,10 @@ impl RecentUploads {
         let key = (stream.as_str().to_owned(), id);
         state.remove(&key);
         while state.bytes + body.len() > self.capacity {
-            let Some((_, oldest)) = state.order.pop_first() else {
+            let Some(oldest) = state.order.values().next().cloned() else {
                 break;
             };
-            if let Some((_, dropped)) = state.bodies.remove(&oldest) {
-                state.bytes -= dropped.len();
-            }
+            state.remove(&oldest);
         }
         let number = state.next;
         state.next += 1;

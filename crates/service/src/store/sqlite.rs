@@ -7,8 +7,8 @@
 //!   paying one each. Each append is acknowledged after its transaction commits. Each append
 //!   (and each delete) runs in its own SAVEPOINT inside that transaction: one that fails is
 //!   rolled back alone and the others of the batch still commit.
-//! - Every upload is stored with the BLAKE3 digest of its body, checked on every read: a
-//!   damaged body is [`StoreError::DigestMismatch`], never a wrong sum.
+//! - Every upload is stored with the BLAKE3 digest of its body, checked on every read from
+//!   disk: a damaged body is [`StoreError::DigestMismatch`], never a wrong sum.
 //! - Pages are 16 KiB ([`PAGE_SIZE`]): a 98 KB upload spans 7 pages instead of 25, which
 //!   makes reading it back about 3-10x faster (from the WAL and from the database).
 //! - At open, the files are checked before anything is written (`check.rs`): a missing
