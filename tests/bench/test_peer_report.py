@@ -20,7 +20,16 @@ def report():
         rows.append({"key": key, "label": label, "peer": peer, "goal": goal,
                      "ours": {"median_us": ours}, "theirs": {"median_us": theirs},
                      "ratio": theirs / ours})
-    return {"rows": rows}
+    return {"rows": rows, "engine": engine(per_ct=700.0, budget=400.0)}
+
+
+def engine(per_ct, budget):
+    return {"ring_dim": 4096, "towers": 12, "batch": 64, "backend": "avx512",
+            "transforms_per_ct": {"inverse": 12, "forward": 132},
+            "one_forward_us": budget / 144, "one_inverse_us": budget / 144, "budget_us": budget,
+            "per_ct_us": per_ct, "ct_per_s_one_core": 1e6 / per_ct,
+            "over_budget": per_ct / budget, "goal": peer_bench.ENGINE_GOAL,
+            "met": per_ct / budget <= peer_bench.ENGINE_GOAL}
 
 
 def write(tmp_path, value):
@@ -33,8 +42,28 @@ def test_every_row_positive_passes(tmp_path):
     r = report()
     assert peer_bench.validate(write(tmp_path, r)) == r
     # Every (operation, peer) pair of the issues: 6 NTT rows, 5 client rows x 2 peers, expand
-    # seed, and the three server rows against SEAL (issue 13).
-    assert len(r["rows"]) == 6 + 5 * 2 + 1 + 3
+    # seed, the three server rows against SEAL (issue 13), and the aggregation rows (issue 30):
+    # sum on one core and on all and dot against our path before the linear sums, and sum on
+    # one core against SEAL.
+    assert len(r["rows"]) == 6 + 5 * 2 + 1 + 3 + 3 + 1
+
+
+def test_a_missing_engine_row_fails(tmp_path):
+    r = report()
+    del r["engine"]
+    with pytest.raises(SystemExit, match="engine row is missing"):
+        peer_bench.validate(write(tmp_path, r))
+    r["engine"] = engine(per_ct=math.nan, budget=400.0)
+    with pytest.raises(SystemExit, match="engine row has"):
+        peer_bench.validate(write(tmp_path, r))
+
+
+def test_the_engine_row_is_tabled_with_its_goal():
+    lines = peer_bench.engine_lines({"engine": engine(per_ct=480.0, budget=400.0)})
+    assert lines[2].endswith("| 480.0 | 1.20× | ≤ 1.25× | met |"), lines[2]
+    lines = peer_bench.engine_lines({"engine": engine(per_ct=700.0, budget=400.0)})
+    assert lines[2].endswith("| 700.0 | 1.75× | ≤ 1.25× | **not met** |"), lines[2]
+    assert "12 inverse + 132 forward" in lines[2]
 
 
 @pytest.mark.parametrize("which", ["first", "last"])

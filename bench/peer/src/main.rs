@@ -1,12 +1,15 @@
 //! The peer benchmark's round server: this project's NTT and BFV client beside tfhe-ntt's
 //! `prime32::Plan` and fhe.rs in one process, and zeppelin-server's evaluator on SEAL's own
 //! ciphertexts and keys (`--seal-dir DIR`, written by the driver), driven line by line from
-//! `scripts/peer_bench.py`, which interleaves its rounds with SEAL's in the same run.
+//! `scripts/peer_bench.py`, which interleaves its rounds with SEAL's in the same run; beside
+//! them, the service's aggregation on its linear path and on the path before it
+//! ([`aggregate`]), and the evalmult engine with its own transforms ([`engine`]).
 //!
 //! Usage: `zeppelin-peer-bench --seal-dir DIR`. Protocol: one command per line on stdin, one
 //! JSON line on stdout per command.
 //! - `info`: the backends, parameters and the self-checks' result (run at start).
-//! - `round K NTT_K`: every client and server operation K times and every NTT NTT_K times,
+//! - `round K NTT_K`: every client, server, aggregation and engine-batch operation K times and
+//!   every NTT (the engine's too) NTT_K times,
 //!   ours and the peer's alternating operation by operation; answers every timing in
 //!   microseconds.
 //! - `throughput SECONDS`: multiply + relinearize per second on one core and on all.
@@ -27,9 +30,13 @@ use zeppelin::{Params, Seal4096};
 use zeppelin_cli::bench::{timings_us, ClientBench, ClientOp, NttBench};
 use zeppelin_ring::{default_backend, NttBackend, NttTable};
 
+mod aggregate;
+mod engine;
 mod evaluator;
 #[cfg(target_arch = "x86_64")]
 mod floor;
+use aggregate::{AggregateBench, AggregatePath, AggregateRow};
+use engine::{EngineBench, EngineOp};
 use evaluator::{ServerBench, ServerOp};
 
 /// The NTT sizes and their prime: one 27-bit prime `q ≡ 1 mod 2n` each (below 2^30, as
@@ -53,6 +60,9 @@ enum Side {
     Ours,
     TfheNtt,
     FheRs,
+    /// Our aggregation on the path before the linear sums (every upload converted to a SEAL
+    /// ciphertext).
+    SealForm,
 }
 
 impl Side {
@@ -61,6 +71,7 @@ impl Side {
             Side::Ours => "ours",
             Side::TfheNtt => "tfhe-ntt",
             Side::FheRs => "fhe.rs",
+            Side::SealForm => "seal-form",
         }
     }
 }
@@ -78,6 +89,10 @@ enum Kind {
     Server(ServerOp),
     /// The bare butterfly arithmetic of one transform of `NTT_SIZES[i]` ([`floor`]).
     ArithmeticFloor(usize),
+    /// A sum of [`aggregate::UPLOADS`] seeded uploads (ours: the linear path).
+    Aggregate(AggregateRow),
+    /// The evalmult engine's batch, or its transforms.
+    Engine(EngineOp),
 }
 
 /// Whether the CPU runs the arithmetic-floor probe (x86-64 with AVX-512 F).
@@ -152,6 +167,22 @@ fn operations() -> Vec<Op> {
             key: op.key().to_string(),
             side: Side::Ours,
             kind: Kind::Server(op),
+        });
+    }
+    for row in AggregateRow::ALL {
+        for side in [Side::Ours, Side::SealForm] {
+            ops.push(Op {
+                key: row.key().to_string(),
+                side,
+                kind: Kind::Aggregate(row),
+            });
+        }
+    }
+    for op in EngineOp::ALL {
+        ops.push(Op {
+            key: op.key().to_string(),
+            side: Side::Ours,
+            kind: Kind::Engine(op),
         });
     }
     ops
@@ -281,6 +312,8 @@ struct Server {
     client: ClientBench<Seal4096>,
     fhe: FheRs,
     evaluator: ServerBench,
+    aggregate: AggregateBench,
+    engine: EngineBench,
 }
 
 impl Server {
@@ -302,6 +335,8 @@ impl Server {
             client: ClientBench::new().map_err(|e| e.to_string())?,
             fhe: FheRs::new()?,
             evaluator: ServerBench::new(seal_dir)?,
+            aggregate: AggregateBench::new()?,
+            engine: EngineBench::new()?,
         })
     }
 
@@ -323,6 +358,11 @@ impl Server {
             (Side::Ours, Kind::Client(c)) => self.client.run(c).map_err(|e| e.to_string()),
             (Side::FheRs, Kind::Client(c)) => self.fhe.run(c),
             (Side::Ours, Kind::Server(op)) => self.evaluator.run(op),
+            (Side::Ours, Kind::Aggregate(row)) => self.aggregate.run(row, AggregatePath::Linear),
+            (Side::SealForm, Kind::Aggregate(row)) => {
+                self.aggregate.run(row, AggregatePath::SealForm)
+            }
+            (Side::Ours, Kind::Engine(op)) => self.engine.run(op),
             #[cfg(target_arch = "x86_64")]
             (Side::Ours, Kind::ArithmeticFloor(i)) => {
                 let n = NTT_SIZES[i].0;
@@ -337,6 +377,8 @@ impl Server {
     fn check_clients(&mut self) -> Result<()> {
         self.client.check().map_err(|e| e.to_string())?;
         self.evaluator.check()?;
+        self.aggregate.check()?;
+        self.engine.check()?;
         self.fhe.check()
     }
 
@@ -344,7 +386,13 @@ impl Server {
     fn round(&mut self, ops: &[Op], k: usize, ntt_k: usize) -> Result<Value> {
         let mut sides: Map<String, Value> = Map::new();
         for op in ops {
-            let runs = if matches!(op.kind, Kind::Client(_) | Kind::Server(_)) {
+            let runs = if matches!(
+                op.kind,
+                Kind::Client(_)
+                    | Kind::Server(_)
+                    | Kind::Aggregate(_)
+                    | Kind::Engine(EngineOp::BatchOneCore)
+            ) {
                 k
             } else {
                 ntt_k
@@ -452,6 +500,20 @@ fn info(server: &Server, ops: &[Op]) -> Value {
             "ntt": if cfg!(feature = "fhe-tfhe-ntt") { "tfhe-ntt 0.6 (feature tfhe-ntt)" } else { "its own (default features)" },
         },
         "server": server.evaluator.describe(),
+        "aggregate": {
+            "uploads": aggregate::UPLOADS,
+            "preset": "seal4096",
+            "threads_all_cores": rayon::current_num_threads(),
+            "checks": "linear and SEAL-form sums byte-identical; both decrypt to the slots' sum and weighted sum",
+        },
+        "engine": {
+            "ring_dim": engine::RING_DIM,
+            "towers": engine::TOWERS,
+            "batch": engine::BATCH,
+            "backend": server.engine.backend_name(),
+            "transforms_per_ct": { "inverse": engine::TOWERS, "forward": engine::TOWERS * (engine::TOWERS - 1) },
+            "checks": "the first two products equal the unbatched reference (OpenFHE's EvalMult)",
+        },
         "operations": keys,
         "checks": "ok",
     })
