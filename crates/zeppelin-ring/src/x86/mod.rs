@@ -24,11 +24,13 @@
 //! All data handled here is public or treated uniformly: no branch or memory index depends
 //! on a residue.
 
+mod aes_ctr;
 mod avx2;
 mod avx512;
 mod lanes;
 mod shoup_ntt;
 
+pub use aes_ctr::{VaesCtr128, VAES_CTR_BYTES};
 pub use avx2::Avx2;
 pub use avx512::Avx512;
 
