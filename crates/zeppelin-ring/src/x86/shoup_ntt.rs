@@ -175,56 +175,124 @@ unsafe fn small_stages<L: Lanes, const FORWARD: bool>(
         }
     }
     let reduce_out = !last_halvings.is_empty();
+    // Two chunks per step, interleaved stage by stage: one chunk's stages form a chain of
+    // dependent products, permutations and halvings too long for the out-of-order window to
+    // overlap with the next chunk's on its own. (`n / (2·WIDTH)` is even once n >= 4·WIDTH.)
+    let plan = SmallPlan {
+        smalls: &smalls,
+        restages: &restages,
+        count,
+        halve,
+        last_halvings,
+        reduce_out,
+        q,
+        two_q,
+        twiddles,
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        if n >= 4 * width {
+            small_chunks::<L, FORWARD, 2>(l, a, &plan)
+        } else {
+            small_chunks::<L, FORWARD, 1>(l, a, &plan)
+        }
+    }
+}
+
+/// What [`small_chunks`] needs of [`small_stages`]' set-up.
+struct SmallPlan<'a, L: Lanes> {
+    smalls: &'a [L::Small; MAX_SMALL],
+    restages: &'a [L::Restage; MAX_SMALL],
+    count: usize,
+    halve: &'a [Option<L::V>; MAX_SMALL],
+    last_halvings: &'a [L::V],
+    reduce_out: bool,
+    q: L::V,
+    two_q: L::V,
+    twiddles: SmallTwiddles<'a, L::V>,
+}
+
+/// [`small_stages`]' pass, `STEP` chunks at a time.
+///
+/// # Safety
+/// As [`small_stages`], and `a.len()` is a multiple of `2·WIDTH·STEP`.
+#[inline(always)]
+unsafe fn small_chunks<L: Lanes, const FORWARD: bool, const STEP: usize>(
+    l: L,
+    a: &mut [u32],
+    plan: &SmallPlan<'_, L>,
+) {
+    let width = L::WIDTH;
+    let n = a.len();
+    let count = plan.count;
+    let log_h = |i: usize| if FORWARD { count - 1 - i } else { i };
+    let (smalls, restages, halve) = (plan.smalls, plan.restages, plan.halve);
+    let (q, two_q) = (plan.q, plan.two_q);
     let ptr = a.as_mut_ptr();
-    for chunk in (0..n).step_by(2 * width) {
-        // SAFETY: chunk + 2·WIDTH <= n (a multiple of 2·WIDTH). Forward twiddles of stage i:
-        // entries g + chunk/(2h) .. + WIDTH/h with g = n/(2h), at most 2·g = n/h <= n.
+    for chunk0 in (0..n).step_by(2 * width * STEP) {
+        // SAFETY: every chunk + 2·WIDTH <= n (a multiple of 2·WIDTH·STEP). Forward twiddles of
+        // stage i: entries g + chunk/(2h) .. + WIDTH/h with g = n/(2h), at most 2·g = n/h <= n.
         unsafe {
-            let pa = ptr.add(chunk);
-            let pb = ptr.add(chunk + width);
-            let (mut x, mut y) = l.split(&smalls[0], l.load(pa), l.load(pb));
+            let mut x = [l.zero(); STEP];
+            let mut y = [l.zero(); STEP];
+            for k in 0..STEP {
+                let chunk = chunk0 + k * 2 * width;
+                (x[k], y[k]) = l.split(
+                    &smalls[0],
+                    l.load(ptr.add(chunk)),
+                    l.load(ptr.add(chunk + width)),
+                );
+            }
             for i in 0..count {
-                if i > 0 {
-                    (x, y) = l.restage(&restages[i], x, y);
-                }
-                x = maybe_halve(l, x, halve[i]);
-                if i + 1 == count {
-                    for &c in last_halvings {
-                        x = reduce_once(l, x, c);
+                for k in 0..STEP {
+                    if i > 0 {
+                        (x[k], y[k]) = l.restage(&restages[i], x[k], y[k]);
                     }
-                }
-                let tw = match twiddles {
-                    SmallTwiddles::Forward(t) => {
-                        let first = (n + chunk) >> (log_h(i) + 1);
-                        let (w, shoup) = if log_h(i) == 0 && L::SEQUENTIAL_UNIT_STAGE {
-                            (
-                                l.load(t.forward.as_ptr().add(first)),
-                                l.load(t.forward_shoup.as_ptr().add(first)),
-                            )
-                        } else {
-                            (
-                                l.small_twiddles(&smalls[i], t.forward, first),
-                                l.small_twiddles(&smalls[i], t.forward_shoup, first),
-                            )
-                        };
-                        Twiddle {
-                            w,
-                            shoup,
-                            shoup_odd: l.shr64(shoup),
+                    x[k] = maybe_halve(l, x[k], halve[i]);
+                    if i + 1 == count {
+                        for &c in plan.last_halvings {
+                            x[k] = reduce_once(l, x[k], c);
                         }
                     }
-                    SmallTwiddles::Inverse(tws) => tws[i],
-                };
-                (x, y) = butterfly(l, x, y, tw, q, two_q);
+                }
+                for k in 0..STEP {
+                    let chunk = chunk0 + k * 2 * width;
+                    let tw = match plan.twiddles {
+                        SmallTwiddles::Forward(t) => {
+                            let first = (n + chunk) >> (log_h(i) + 1);
+                            let (w, shoup) = if log_h(i) == 0 && L::SEQUENTIAL_UNIT_STAGE {
+                                (
+                                    l.load(t.forward.as_ptr().add(first)),
+                                    l.load(t.forward_shoup.as_ptr().add(first)),
+                                )
+                            } else {
+                                (
+                                    l.small_twiddles(&smalls[i], t.forward, first),
+                                    l.small_twiddles(&smalls[i], t.forward_shoup, first),
+                                )
+                            };
+                            Twiddle {
+                                w,
+                                shoup,
+                                shoup_odd: l.shr64(shoup),
+                            }
+                        }
+                        SmallTwiddles::Inverse(tws) => tws[i],
+                    };
+                    (x[k], y[k]) = butterfly(l, x[k], y[k], tw, q, two_q);
+                }
             }
-            let (mut va, mut vb) = l.merge(&smalls[count - 1], x, y);
-            if reduce_out {
-                // Outputs < 4q: below q in two masked subtractions.
-                va = reduce_once(l, reduce_once(l, va, two_q), q);
-                vb = reduce_once(l, reduce_once(l, vb, two_q), q);
+            for k in 0..STEP {
+                let chunk = chunk0 + k * 2 * width;
+                let (mut va, mut vb) = l.merge(&smalls[count - 1], x[k], y[k]);
+                if plan.reduce_out {
+                    // Outputs < 4q: below q in two masked subtractions.
+                    va = reduce_once(l, reduce_once(l, va, two_q), q);
+                    vb = reduce_once(l, reduce_once(l, vb, two_q), q);
+                }
+                l.store(ptr.add(chunk), va);
+                l.store(ptr.add(chunk + width), vb);
             }
-            l.store(pa, va);
-            l.store(pb, vb);
         }
     }
 }
