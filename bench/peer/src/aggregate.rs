@@ -9,11 +9,8 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use zeppelin::{
-    encoder, Bfv, Params, Plaintext, Seal4096, SecretKey, SecretSeed, SeededCiphertext, Workspace,
-};
-use zeppelin_seal::device::{self, AnyCiphertext, DeviceContext};
-use zeppelin_seal::{Ciphertext, ComprMode};
+use zeppelin::{Params, Seal4096};
+use zeppelin_seal::ComprMode;
 use zeppelin_server::Evaluator;
 use zeppelin_service::aggregate::{sum_uploads, sum_uploads_seal_form, BadUpload, PartialSum};
 use zeppelin_service::names::StreamName;
@@ -21,6 +18,12 @@ use zeppelin_service::store::StoredUpload;
 use zeppelin_service::{AggregateOp, Codec, Preset};
 
 use crate::Result;
+
+// The service's own test device (its key and seeded uploads, decryption of its results), as
+// its aggregation bench uses it.
+#[path = "../../../crates/service/tests/common/mod.rs"]
+mod common;
+use common::Device;
 
 /// Uploads per sum: one chunk of `zeppelin serve`'s aggregation.
 pub const UPLOADS: usize = 256;
@@ -71,8 +74,7 @@ pub struct AggregateBench {
     sum: AggregateOp,
     dot: AggregateOp,
     one_core: rayon::ThreadPool,
-    ctx: DeviceContext<Seal4096>,
-    sk: Box<SecretKey<Seal4096>>,
+    device: Device,
     /// The slots' sum and weighted sum mod t, for the check.
     expected_sum: Vec<u32>,
     expected_dot: Vec<u32>,
@@ -95,24 +97,18 @@ fn weight(k: usize) -> i64 {
 impl AggregateBench {
     pub fn new() -> Result<Self> {
         let err = |what: &str, e: &dyn std::fmt::Display| format!("aggregate set-up, {what}: {e}");
-        let ctx = DeviceContext::<P>::new().map_err(|e| err("context", &e))?;
-        let mut sk = Box::new(SecretKey::<P>::zeroed());
-        Bfv::<P>::generate_secret_key_with(&SecretSeed::from_bytes([7; 32]), &mut sk)
-            .map_err(|e| err("secret key", &e))?;
-        let mut plain = Box::new(Plaintext::<P>::zeroed());
-        let mut ws = Box::new(Workspace::<P>::new());
-        let mut ct = Box::new(SeededCiphertext::<P>::zeroed());
-        let mut uploads = Vec::with_capacity(UPLOADS);
-        for k in 0..UPLOADS {
-            encoder::encode::<P>(&slots(k), &mut plain).map_err(|e| err("encode", &e))?;
-            Bfv::<P>::encrypt_seeded(&sk, &plain, &mut rand_core::OsRng, &mut ct, &mut ws)
-                .map_err(|e| err("encrypt", &e))?;
-            let body = device::to_wire_seeded(&ct).map_err(|e| err("wire form", &e))?;
-            uploads.push(StoredUpload {
-                id: k as u64 + 1,
-                body: Bytes::from(body),
-            });
-        }
+        let device = Device::new(7).map_err(|e| err("device", &*e))?;
+        let uploads = (0..UPLOADS)
+            .map(|k| {
+                let body = device
+                    .encrypt_seeded(&slots(k))
+                    .map_err(|e| err("encrypt", &*e))?;
+                Ok(StoredUpload {
+                    id: k as u64 + 1,
+                    body: Bytes::from(body),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let t = u64::from(P::T);
         let mut expected_sum = vec![0u64; P::N];
         let mut expected_dot = vec![0u64; P::N];
@@ -137,8 +133,7 @@ impl AggregateBench {
                 .num_threads(1)
                 .build()
                 .map_err(|e| err("pool", &e))?,
-            ctx,
-            sk,
+            device,
             expected_sum: narrow(expected_sum),
             expected_dot: narrow(expected_dot),
         })
@@ -202,7 +197,12 @@ impl AggregateBench {
                     AggregateRow::DotOneCore => &self.expected_dot,
                     _ => &self.expected_sum,
                 };
-                if &self.decrypt(ct)? != want {
+                let bytes_of_sum = bytes.last().ok_or("no bytes")?;
+                let slots = self
+                    .device
+                    .decrypt(bytes_of_sum)
+                    .map_err(|e| format!("aggregate check, decrypt: {e}"))?;
+                if &slots != want {
                     return Err(format!(
                         "{}: {path:?} does not decrypt to the slots' sum",
                         row.key()
@@ -217,17 +217,5 @@ impl AggregateBench {
             }
         }
         Ok(())
-    }
-
-    fn decrypt(&self, ct: Ciphertext) -> Result<Vec<u32>> {
-        let err = |e: &dyn std::fmt::Display| format!("aggregate check, decrypt: {e}");
-        let mut plain = Box::new(Plaintext::<P>::zeroed());
-        let mut ws = Box::new(Workspace::<P>::new());
-        AnyCiphertext::<P>::Seal(ct)
-            .decrypt(&self.ctx, &self.sk, &mut plain, &mut ws)
-            .map_err(|e| err(&e))?;
-        let mut out = vec![0u32; P::N];
-        encoder::decode::<P>(&plain, &mut out).map_err(|e| err(&e))?;
-        Ok(out)
     }
 }

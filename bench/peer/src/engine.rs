@@ -132,6 +132,7 @@ impl EngineBench {
                 self.one_core
                     .install(|| engine.eval_mult_into(pairs, out))
                     .map_err(|e| err(&e))?;
+                std::hint::black_box(&self.out);
             }
             EngineOp::ForwardEveryTower | EngineOp::InverseEveryTower => {
                 for (k, poly) in self.polys.iter_mut().enumerate() {
@@ -144,7 +145,6 @@ impl EngineBench {
                 }
             }
         }
-        std::hint::black_box(&self.out);
         Ok(())
     }
 

@@ -242,20 +242,16 @@ impl Keystream for AesCtr128 {
     type Buffer = ByteBuffer;
     fn from_seed(seed: &[u8; SEED_BYTES]) -> Self {
         let (key, iv) = seed.split_at(16);
-        let mut key16 = [0u8; 16];
-        key16.copy_from_slice(key);
-        let mut iv16 = [0u8; 16];
-        iv16.copy_from_slice(iv);
-        let cipher = ctr::Ctr128BE::<Aes128>::new(&key16.into(), &iv16.into());
-        #[cfg(target_arch = "x86_64")]
-        let vaes = zeppelin_ring::x86::VaesCtr128::new(&key16)
-            .map(|schedule| (schedule, u128::from_be_bytes(iv16)));
-        key16.zeroize();
-        iv16.zeroize();
         Self {
-            cipher,
+            cipher: ctr::Ctr128BE::<Aes128>::new(key.into(), iv.into()),
             #[cfg(target_arch = "x86_64")]
-            vaes,
+            vaes: seed
+                .first_chunk::<16>()
+                .zip(seed.last_chunk::<16>())
+                .and_then(|(key, iv)| {
+                    zeppelin_ring::x86::VaesCtr128::new(key)
+                        .map(|schedule| (schedule, u128::from_be_bytes(*iv)))
+                }),
         }
     }
 

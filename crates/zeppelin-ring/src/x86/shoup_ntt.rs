@@ -174,7 +174,6 @@ unsafe fn small_stages<L: Lanes, const FORWARD: bool>(
             restages[i] = l.restage_for(1 << log_h(i - 1), 1 << log_h(i));
         }
     }
-    let reduce_out = !last_halvings.is_empty();
     // Two chunks per step, interleaved stage by stage: one chunk's stages form a chain of
     // dependent products, permutations and halvings too long for the out-of-order window to
     // overlap with the next chunk's on its own. (`n / (2·WIDTH)` is even once n >= 4·WIDTH.)
@@ -184,7 +183,6 @@ unsafe fn small_stages<L: Lanes, const FORWARD: bool>(
         count,
         halve,
         last_halvings,
-        reduce_out,
         q,
         two_q,
         twiddles,
@@ -205,8 +203,9 @@ struct SmallPlan<'a, L: Lanes> {
     restages: &'a [L::Restage; MAX_SMALL],
     count: usize,
     halve: &'a [Option<L::V>; MAX_SMALL],
+    /// The forward transform's last halvings; their presence also means the outputs
+    /// (`< 4q`) go below `q` on the way out.
     last_halvings: &'a [L::V],
-    reduce_out: bool,
     q: L::V,
     two_q: L::V,
     twiddles: SmallTwiddles<'a, L::V>,
@@ -285,7 +284,7 @@ unsafe fn small_chunks<L: Lanes, const FORWARD: bool, const STEP: usize>(
             for k in 0..STEP {
                 let chunk = chunk0 + k * 2 * width;
                 let (mut va, mut vb) = l.merge(&smalls[count - 1], x[k], y[k]);
-                if plan.reduce_out {
+                if !plan.last_halvings.is_empty() {
                     // Outputs < 4q: below q in two masked subtractions.
                     va = reduce_once(l, reduce_once(l, va, two_q), q);
                     vb = reduce_once(l, reduce_once(l, vb, two_q), q);
