@@ -104,12 +104,22 @@ REVIEWS = [
                   ">= q (early exit on a public row, error path).",
     },
     {
+        "id": "ring-residue-checks",
+        "rules": ["R2", "R3", "R5"],
+        "where": r"crates/zeppelin-ring/src/checks\.rs$",
+        "reason": "`first_unreduced` validates public input (ciphertext and public-key rows "
+                  "handed to decryption or key setup): a branch-free OR over the row, one branch "
+                  "on it, and only on failure an early-exit `position` naming the first bad "
+                  "residue (error path). Loop bounds are the public row length.",
+    },
+    {
         "id": "bfv-encoder-permutation",
         "rules": ["R2", "R3", "R4", "R5"],
         "where": r"crates/zeppelin/src/(encoder|plaintext)\.rs$",
-        "reason": "encoder: the slot permutation is applied by following the cycles of the "
-                  "public slot map (`visited` bits, `src == start`, `values[i] = values[src]`, "
-                  "`coeffs[pos] = v`): every address and branch is a function of the public map, "
+        "reason": "encoder: the slot permutation is applied along the compile-time cycle segments "
+                  "of the public slot map (four segments side by side, `values[i] = values[src]`, "
+                  "the saved segment starts, `coeffs[pos] = v`): every address and branch is a "
+                  "function of the public map and segment table, "
                   "the slot values are only moved; the t-table NTT is the ring's (see its "
                   "reviews). plaintext.rs: `check_below_t` accumulates a branch-free `bad` mask "
                   "and branches once on it; only on failure (an error naming the first bad slot) "

@@ -1,5 +1,6 @@
 //! The RNS parameter set: ring dimension, tower moduli and their NTT tables, validated.
 
+use zeppelin_ring::checks::first_unreduced;
 use zeppelin_ring::{Modulus, NttTable, NttView};
 
 use crate::error::{CiphertextId, Component, EvalMultError, Input, KeyPart, Result};
@@ -131,20 +132,6 @@ impl RnsContext {
             }
         }
         Ok(())
-    }
-}
-
-/// Index of the first residue `>= q` (`q < 2^30`), if any. The scan is an OR of
-/// sign bits (`(q − 1 − v) | v` has its top bit set exactly when `v >= q`), which the
-/// compiler vectorizes with baseline SSE2; the position is searched only on failure.
-pub(crate) fn first_unreduced(residues: &[u32], q: u32) -> Option<usize> {
-    let bad = residues.iter().fold(0u32, |acc, &v| {
-        acc | (q.wrapping_sub(1).wrapping_sub(v) | v)
-    });
-    if bad >> 31 == 0 {
-        None
-    } else {
-        residues.iter().position(|&v| v >= q)
     }
 }
 

@@ -24,9 +24,10 @@
 use std::cell::RefCell;
 
 use rayon::prelude::*;
+use zeppelin_ring::checks::first_unreduced;
 use zeppelin_ring::{DefaultBackend, NttBackend, RingError, RnsKernels};
 
-use crate::context::{first_unreduced, Ciphertext, RelinKey, RnsContext};
+use crate::context::{Ciphertext, RelinKey, RnsContext};
 use crate::error::{CiphertextId, EvalMultError, Factor, Input, Result};
 
 /// Tuning knobs; results never depend on them.

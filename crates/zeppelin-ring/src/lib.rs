@@ -37,6 +37,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod chacha;
+pub mod checks;
 pub mod client;
 pub mod ct;
 mod error;

@@ -16,7 +16,7 @@
 use core::marker::PhantomData;
 
 use crate::error::Error;
-use crate::params::Params;
+use crate::params::{CycleSegment, Params, MAX_CYCLE_SEGMENTS};
 use crate::plaintext::{check_below_t, Plaintext};
 use zeppelin_ring::{ct, default_backend, NttBackend};
 
@@ -120,29 +120,56 @@ pub fn decode<P: Params>(plain: &Plaintext<P>, slots: &mut [u32]) -> Result<(), 
     }
     slots.copy_from_slice(plain.coeffs());
     default_backend().forward(&P::t_table().view(), slots)?;
-    permute_in_place(slots, P::slot_to_ntt(), P::slot_cycle_leaders());
+    permute_in_place(slots, P::slot_to_ntt(), P::slot_cycle_segments());
     Ok(())
 }
 
-/// `values[i] ← values[map[i]]` in place, cycle by cycle from each cycle's leader (computed
-/// at compile time: no visited set on the stack). Addresses depend only on the fixed
-/// (public) permutation, never on the values. Positions outside `values` end a cycle.
-fn permute_in_place(values: &mut [u32], map: &[u16], leaders: &[u16]) {
-    for &start in leaders {
-        let start = start as usize;
-        let Some(&first) = values.get(start) else {
-            continue;
-        };
-        let mut i = start;
-        loop {
-            let src = map.get(i).map_or(start, |&s| s as usize);
-            if src == start || src >= values.len() {
-                values[i] = first;
-                break;
-            }
-            values[i] = values[src];
-            i = src;
+/// Segments walked side by side by [`permute_in_place`].
+const SIDE_BY_SIDE: usize = 4;
+
+/// `values[i] ← values[map[i]]` in place, along the cycle segments computed at compile time
+/// (no visited set on the stack). Each step's address comes from the last step's `map` load,
+/// so one walk is a chain of dependent loads; four segments side by side keep four chains in
+/// flight. Addresses depend only on the fixed (public) permutation, never on the values.
+/// `values` must hold the permutation's `n` positions (`decode` checks it).
+fn permute_in_place(values: &mut [u32], map: &[u16], segments: &[CycleSegment]) {
+    // Every segment's start before any is written: the last step of each takes its
+    // successor's.
+    let mut saved = [0u32; MAX_CYCLE_SEGMENTS];
+    for (s, seg) in saved.iter_mut().zip(segments) {
+        *s = values[seg.start as usize];
+    }
+    let step = |values: &mut [u32], i: usize| {
+        let src = map[i] as usize;
+        values[i] = values[src];
+        src
+    };
+    let mut groups = segments.chunks_exact(SIDE_BY_SIDE);
+    for group in &mut groups {
+        let mut at = [0usize; SIDE_BY_SIDE];
+        for (a, seg) in at.iter_mut().zip(group) {
+            *a = seg.start as usize;
         }
+        let common = group.iter().map(|seg| seg.len).min().unwrap_or(0);
+        for _ in 1..common {
+            for a in at.iter_mut() {
+                *a = step(values, *a);
+            }
+        }
+        for (&a, seg) in at.iter().zip(group) {
+            let mut i = a;
+            for _ in common.max(1)..seg.len {
+                i = step(values, i);
+            }
+            values[i] = saved[seg.next as usize];
+        }
+    }
+    for seg in groups.remainder() {
+        let mut i = seg.start as usize;
+        for _ in 1..seg.len {
+            i = step(values, i);
+        }
+        values[i] = saved[seg.next as usize];
     }
 }
 
@@ -268,7 +295,7 @@ impl<P: Params> FixedPoint<P> {
 mod tests {
     use super::*;
     extern crate alloc;
-    use crate::params::{Seal4096, Seal8192, Zeppelin4096};
+    use crate::params::{Seal4096, Seal8192, Zeppelin4096, CYCLE_SEGMENT_STEPS};
     use alloc::boxed::Box;
     use alloc::vec;
     use alloc::vec::Vec;
@@ -294,19 +321,34 @@ mod tests {
             let map = P::slot_to_ntt();
             let mut v: Vec<u32> = (0..P::N as u32).map(|i| i * 7 + 1).collect();
             let orig = v.clone();
-            permute_in_place(&mut v, map, P::slot_cycle_leaders());
+            permute_in_place(&mut v, map, P::slot_cycle_segments());
             for i in 0..P::N {
                 assert_eq!(v[i], orig[map[i] as usize]);
                 assert_eq!(P::ntt_to_slot()[map[i] as usize] as usize, i);
             }
+            // The segments: every position once, none longer than the bound, longest first,
+            // each ending where its successor starts.
+            let segments = P::slot_cycle_segments();
+            let mut written = vec![false; P::N];
+            for seg in segments {
+                assert!(seg.len >= 1 && seg.len as usize <= CYCLE_SEGMENT_STEPS);
+                let mut i = seg.start as usize;
+                for _ in 0..seg.len {
+                    assert!(!written[i]);
+                    written[i] = true;
+                    i = map[i] as usize;
+                }
+                assert_eq!(i, segments[seg.next as usize].start as usize);
+            }
+            assert!(written.iter().all(|&w| w));
+            assert!(segments.windows(2).all(|w| w[0].len >= w[1].len));
         }
         check::<Seal4096>();
         check::<Zeppelin4096>();
         check::<Seal8192>();
-        // The leaders: one per cycle, each the smallest position of its cycle.
-        assert_eq!(Seal4096::slot_cycle_leaders().len(), 12);
-        assert_eq!(Seal8192::slot_cycle_leaders().len(), 16);
-        assert_eq!(Seal4096::slot_cycle_leaders()[0], 0);
+        // 12 cycles at n = 4096 (the longest of 3,035 positions), 16 at n = 8192.
+        assert_eq!(Seal4096::slot_cycle_segments().len(), 41);
+        assert_eq!(Seal8192::slot_cycle_segments().len(), 75);
     }
 
     #[test]

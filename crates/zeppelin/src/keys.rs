@@ -5,6 +5,7 @@ use crate::params::{Params, RnsStorage, SmallStorage};
 use crate::prng::{PublicGenerator, PublicSeed};
 use crate::rows::NttRows;
 use crate::sampler::lift_small;
+use zeppelin_ring::checks::first_unreduced;
 use zeppelin_ring::{default_backend, NttBackend};
 use zeroize::Zeroize;
 
@@ -350,7 +351,7 @@ pub(crate) fn check_rows<P: Params>(level: usize, rows: &[u32], poly: usize) -> 
         });
     }
     for (prime, (row, &q)) in rows.chunks_exact(n).zip(P::DATA_PRIMES).enumerate() {
-        if let Some(index) = row.iter().position(|&v| v >= q) {
+        if let Some(index) = first_unreduced(row, q) {
             return Err(Error::CoefficientOutOfRange { poly, prime, index });
         }
     }

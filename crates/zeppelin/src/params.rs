@@ -72,9 +72,10 @@ pub trait Params: Sized + Send + Sync + 'static {
     fn slot_to_ntt() -> &'static [u16];
     /// The inverse permutation of [`Params::slot_to_ntt`].
     fn ntt_to_slot() -> &'static [u16];
-    /// The smallest position of every cycle of [`Params::slot_to_ntt`] (12 cycles at
-    /// `n = 4096`, 16 at 8192): the decoder follows them in place with no visited set.
-    fn slot_cycle_leaders() -> &'static [u16];
+    /// The cycles of [`Params::slot_to_ntt`] (12 at `n = 4096`, 16 at 8192) cut into
+    /// [`CycleSegment`]s: the decoder permutes its slots in place along them, several
+    /// segments side by side, with no visited set.
+    fn slot_cycle_segments() -> &'static [CycleSegment];
     /// Encoding and decryption constants for every level `1..=K` (index `level - 1`).
     fn levels() -> &'static [LevelConstants];
     /// SEAL's `parms_id` of every level `1..=K` (index `level - 1`): BLAKE2b-256 of
@@ -159,9 +160,9 @@ macro_rules! preset {
             ntt_tables!($n; $($q),+; $t);
             pub(super) static SLOT_TO_NTT: [u16; N] = slot_to_ntt_map::<N>($log_n);
             pub(super) static NTT_TO_SLOT: [u16; N] = invert(&slot_to_ntt_map::<N>($log_n));
-            const SLOT_CYCLES: usize = cycle_count(&slot_to_ntt_map::<N>($log_n));
-            pub(super) static SLOT_CYCLE_LEADERS: [u16; SLOT_CYCLES] =
-                cycle_leaders::<N, SLOT_CYCLES>(&slot_to_ntt_map::<N>($log_n));
+            const SLOT_SEGMENTS: usize = segment_count(&slot_to_ntt_map::<N>($log_n));
+            pub(super) static SLOT_CYCLE_SEGMENTS: [CycleSegment; SLOT_SEGMENTS] =
+                cycle_segments::<N, SLOT_SEGMENTS>(&slot_to_ntt_map::<N>($log_n));
             pub(super) static LEVELS: [LevelConstants; K] = levels::<K>(PRIMES, $t);
             pub(super) static PARMS_IDS: [[u8; 32]; K] = parms_ids::<K>(N, PRIMES, $t);
             pub(super) static PLAIN: PlainConstants = PlainConstants::new($t, N);
@@ -197,8 +198,8 @@ macro_rules! preset {
             fn ntt_to_slot() -> &'static [u16] {
                 &$module::NTT_TO_SLOT
             }
-            fn slot_cycle_leaders() -> &'static [u16] {
-                &$module::SLOT_CYCLE_LEADERS
+            fn slot_cycle_segments() -> &'static [CycleSegment] {
+                &$module::SLOT_CYCLE_SEGMENTS
             }
             fn levels() -> &'static [LevelConstants] {
                 &$module::LEVELS
@@ -344,44 +345,118 @@ const fn parms_ids<const K: usize>(n: usize, primes: &[u32], t: u32) -> [[u8; 32
     out
 }
 
-/// The number of cycles of a permutation of `0..N` (compile time).
-const fn cycle_count<const N: usize>(map: &[u16; N]) -> usize {
+/// Positions per [`CycleSegment`] at most: long enough that a segment's start costs little,
+/// short enough that the decoder's four walks in lockstep share most of their steps.
+pub const CYCLE_SEGMENT_STEPS: usize = 128;
+
+/// The most [`CycleSegment`]s of any preset's slot permutation (checked at compile time); the
+/// decoder saves one value per segment on the stack.
+pub const MAX_CYCLE_SEGMENTS: usize = 96;
+
+/// A stretch of one cycle of a permutation `map` of `0..n`, as the in-place permuter walks
+/// it: from position `start`, `len` positions `p` along the cycle each take the value at
+/// `map[p]`, except the last, which takes the value saved from the start of segment `next`
+/// (its successor on the cycle, already overwritten by then). Segments cover every position
+/// once and touch disjoint positions, so they can be walked side by side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CycleSegment {
+    /// The first position written.
+    pub start: u16,
+    /// The number of positions written, at least 1.
+    pub len: u16,
+    /// The index (in the segment table) of the segment that starts where this one ends.
+    pub next: u16,
+}
+
+/// The number of [`CycleSegment`]s of a permutation of `0..N` (compile time).
+const fn segment_count<const N: usize>(map: &[u16; N]) -> usize {
     let mut visited = [false; N];
-    let mut cycles = 0;
+    let mut segments = 0;
     let mut start = 0;
     while start < N {
-        if !visited[start] {
-            cycles += 1;
-            let mut i = start;
-            while !visited[i] {
-                visited[i] = true;
-                i = map[i] as usize;
+        let mut i = start;
+        let mut steps = 0;
+        while !visited[i] {
+            visited[i] = true;
+            if steps % CYCLE_SEGMENT_STEPS == 0 {
+                segments += 1;
             }
+            steps += 1;
+            i = map[i] as usize;
         }
         start += 1;
     }
-    cycles
+    segments
 }
 
-/// The smallest position of each of the `C` cycles of a permutation of `0..N`, ascending.
-const fn cycle_leaders<const N: usize, const C: usize>(map: &[u16; N]) -> [u16; C] {
+/// Every cycle of a permutation of `0..N` cut into [`CycleSegment`]s of at most
+/// [`CYCLE_SEGMENT_STEPS`] positions, the longest first (so that segments walked side by
+/// side have equal lengths), ties in cycle order.
+#[expect(clippy::panic, reason = "const evaluation only")]
+const fn cycle_segments<const N: usize, const S: usize>(map: &[u16; N]) -> [CycleSegment; S] {
+    const EMPTY: CycleSegment = CycleSegment {
+        start: 0,
+        len: 0,
+        next: 0,
+    };
+    if S > MAX_CYCLE_SEGMENTS {
+        panic!("more cycle segments than the decoder saves");
+    }
     let mut visited = [false; N];
-    let mut leaders = [0u16; C];
+    let mut walk = [EMPTY; S];
     let mut found = 0;
     let mut start = 0;
     while start < N {
-        if !visited[start] {
-            leaders[found] = start as u16;
-            found += 1;
-            let mut i = start;
-            while !visited[i] {
-                visited[i] = true;
-                i = map[i] as usize;
+        let first = found;
+        let mut i = start;
+        let mut steps = 0;
+        while !visited[i] {
+            visited[i] = true;
+            if steps % CYCLE_SEGMENT_STEPS == 0 {
+                walk[found] = CycleSegment {
+                    start: i as u16,
+                    len: 0,
+                    next: 0,
+                };
+                found += 1;
             }
+            walk[found - 1].len += 1;
+            steps += 1;
+            i = map[i] as usize;
+        }
+        // Each segment of this cycle ends where the following one starts; the last where
+        // the first does.
+        let mut k = first;
+        while k < found {
+            walk[k].next = if k + 1 == found { first } else { k + 1 } as u16;
+            k += 1;
         }
         start += 1;
     }
-    leaders
+    // rank[k]: the place of walk segment k once sorted by length, longest first (stable).
+    let mut rank = [0usize; S];
+    let mut k = 0;
+    while k < S {
+        let mut j = 0;
+        while j < S {
+            let (a, b) = (walk[j].len, walk[k].len);
+            if a > b || (a == b && j < k) {
+                rank[k] += 1;
+            }
+            j += 1;
+        }
+        k += 1;
+    }
+    let mut sorted = [EMPTY; S];
+    let mut k = 0;
+    while k < S {
+        sorted[rank[k]] = CycleSegment {
+            next: rank[walk[k].next as usize] as u16,
+            ..walk[k]
+        };
+        k += 1;
+    }
+    sorted
 }
 
 /// The inverse of a permutation of `0..N`.
@@ -457,6 +532,8 @@ pub struct LevelConstants {
     pub q_bits: u32,
     /// `Q mod t`, for SEAL's rounding correction of `Δ·m`.
     pub q_mod_t: u32,
+    /// `floor(q_mod_t·2^32 / t)`: Shoup's quotient estimate for products `m·(Q mod t)`.
+    pub q_mod_t_shoup: u32,
     /// `[floor(Q/t)]_{q_i}` in Montgomery form mod `q_i`.
     pub delta_mont: [Mont; MAX_PRIMES],
     /// `[γ·t·(Q/q_i)^-1]_{q_i}` in Montgomery form (BEHZ steps 1 and the first half of 2).
@@ -483,6 +560,7 @@ impl LevelConstants {
         level: 0,
         q_bits: 0,
         q_mod_t: 0,
+        q_mod_t_shoup: 0,
         delta_mont: [Mont::ZERO; MAX_PRIMES],
         behz_scale_mont: [Mont::ZERO; MAX_PRIMES],
         qhat_mod_t_mont: [Mont::ZERO; MAX_PRIMES],
@@ -566,6 +644,7 @@ impl LevelConstants {
             level,
             q_bits: q.bits(),
             q_mod_t,
+            q_mod_t_shoup: (((q_mod_t as u64) << 32) / t as u64) as u32,
             delta_mont,
             behz_scale_mont,
             qhat_mod_t_mont,
