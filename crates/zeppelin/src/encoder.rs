@@ -144,6 +144,13 @@ fn permute_in_place(values: &mut [u32], map: &[u16], segments: &[CycleSegment]) 
         values[i] = values[src];
         src
     };
+    // The rest of `seg` from `i`, its position number `done` (1-based), then its last.
+    let finish = |values: &mut [u32], mut i: usize, done: u16, seg: &CycleSegment| {
+        for _ in done..seg.len {
+            i = step(values, i);
+        }
+        values[i] = saved[seg.next as usize];
+    };
     let mut groups = segments.chunks_exact(SIDE_BY_SIDE);
     for group in &mut groups {
         let mut at = [0usize; SIDE_BY_SIDE];
@@ -157,19 +164,11 @@ fn permute_in_place(values: &mut [u32], map: &[u16], segments: &[CycleSegment]) 
             }
         }
         for (&a, seg) in at.iter().zip(group) {
-            let mut i = a;
-            for _ in common.max(1)..seg.len {
-                i = step(values, i);
-            }
-            values[i] = saved[seg.next as usize];
+            finish(values, a, common.max(1), seg);
         }
     }
     for seg in groups.remainder() {
-        let mut i = seg.start as usize;
-        for _ in 1..seg.len {
-            i = step(values, i);
-        }
-        values[i] = saved[seg.next as usize];
+        finish(values, seg.start as usize, 1, seg);
     }
 }
 

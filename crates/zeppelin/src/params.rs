@@ -498,8 +498,6 @@ pub struct PlainConstants {
     pub half_up: u32,
     /// `(t − 1) / 2`: the largest centred slot magnitude.
     pub half: u32,
-    /// `t^-1 mod 2^32`: exact division by `t` of a multiple of `t` below `2^32·t`.
-    pub inv_mod_2_32: u32,
 }
 
 impl PlainConstants {
@@ -517,7 +515,6 @@ impl PlainConstants {
             modulus: modulus(t),
             half_up: t.div_ceil(2),
             half: (t - 1) / 2,
-            inv_mod_2_32: inverse_mod_2_32(t),
         }
     }
 }
